@@ -1,0 +1,143 @@
+# memory.tmpfs: build the patched linux-source-6.12 kernel and prove it in
+# QEMU. `make help` lists the targets; README.md says what they show.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := demo
+.DELETE_ON_ERROR:
+
+BUILD      := build
+TARBALL    := /usr/src/linux-source-6.12.tar.xz
+TREE       := $(BUILD)/linux
+BASE_TREE  := $(BUILD)/linux-baseline
+KOUT       := $(BUILD)/kernel
+BASE_KOUT  := $(BUILD)/kernel-baseline
+BZIMAGE    := $(KOUT)/arch/x86/boot/bzImage
+BASE_BZIMAGE := $(BASE_KOUT)/arch/x86/boot/bzImage
+STAMPS     := $(BUILD)/stamps
+GUEST      := $(BUILD)/guest
+INITRAMFS  := $(BUILD)/initramfs
+RUNS       := $(BUILD)/runs
+
+# The check kernel: allnoconfig plus these fragments (debug.config is for
+# check-debug).
+FRAGMENTS  := kconfig/guest.config kconfig/memcg-tmpfs.config
+PATCHES    := patches/series $(wildcard patches/*.patch)
+
+# Seconds before the watchdog kills a guest.
+WATCHDOG   ?= 1800
+# run-guest: SCRIPT to run as root, FILES to add, KERNEL=patched|baseline
+SCRIPT     ?=
+FILES      ?=
+KERNEL     ?= patched
+
+help:
+	@echo "make deps         install the Debian packages the harness needs"
+	@echo "make kernel       unpack the tree, apply patches/series, build bzImage"
+	@echo "make baseline     the same kernel without the series"
+	@echo "make demo         boot the patched kernel and show memory.tmpfs (default)"
+	@echo "make check        run every test on the patched kernel; N passed, N failed"
+	@echo "make shell        interactive guest on the patched kernel"
+	@echo "make run-guest SCRIPT=path [FILES=dir] [KERNEL=baseline]"
+	@echo "                  run your program as root in the guest"
+	@echo "make check-harness  prove that check fails on a failing test, a panic, a hang"
+	@echo "make print-kernel print the path of the patched bzImage"
+	@echo "make clean        remove the builds, keep the unpacked tree"
+	@echo "make distclean    remove all of $(BUILD)/"
+
+deps:
+	@scripts/deps.sh
+
+# --- kernel trees and builds ------------------------------------------------
+
+$(STAMPS)/tree: | deps
+	@scripts/prepare-tree.sh $(TARBALL) $(TREE) $(BASE_TREE)
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/series: $(PATCHES) $(STAMPS)/tree
+	@scripts/apply-series.sh $(TREE) patches
+	@touch $@
+
+# kbuild decides what to recompile, so this always asks it.
+kernel: $(STAMPS)/series | deps
+	@scripts/build-kernel.sh $(TREE) $(KOUT) kernel $(FRAGMENTS)
+
+$(BASE_BZIMAGE): $(STAMPS)/tree $(FRAGMENTS) scripts/build-kernel.sh scripts/check-config.sh | deps
+	@scripts/build-kernel.sh $(BASE_TREE) $(BASE_KOUT) baseline $(FRAGMENTS)
+
+baseline: $(BASE_BZIMAGE)
+
+print-kernel:
+	@echo $(abspath $(BZIMAGE))
+
+# --- guest programs and initramfs ---------------------------------------------
+# The sub-builds are incremental and the archives are rewritten only when
+# their contents change, so runs that depend on them are not redone for
+# nothing.
+
+guest-programs: kernel
+	@$(MAKE) -s --no-print-directory -C cgroup-tests O=$(abspath $(GUEST)/cgroup-tests) \
+		RUNNER=$(abspath $(GUEST)/harness/ktap-run) \
+		KSRC=$(abspath $(TREE)) KHDR=$(abspath $(KOUT)/usr/include)
+	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/selftests
+
+$(INITRAMFS)/base.cpio: guest-programs FORCE
+	@mkdir -p $(INITRAMFS)
+	@qemu-boot/build-initramfs.sh --base $@ \
+		$(GUEST)/harness/ktap-run:/opt/harness/ktap-run \
+		qemu-boot/demo.sh:/opt/harness/demo.sh \
+		$(GUEST)/selftests:/opt/selftests
+
+$(INITRAMFS)/cgroup-tests.cpio: guest-programs FORCE
+	@mkdir -p $(INITRAMFS)
+	@qemu-boot/build-initramfs.sh $@ $(GUEST)/cgroup-tests:/opt/cgroup-tests
+
+$(INITRAMFS)/check.cpio: $(INITRAMFS)/base.cpio $(INITRAMFS)/cgroup-tests.cpio
+	@cat $^ > $@
+
+initramfs: $(INITRAMFS)/check.cpio
+
+# --- runs ---------------------------------------------------------------------
+
+# The kernel's cgroup selftests on the baseline kernel, redone only when
+# that kernel or the guest's base archive changes.
+$(RUNS)/baseline/records.tsv: $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio qemu-boot/boot.sh scripts/ktap-records.awk
+	@echo "baseline: running the kernel's cgroup selftests on the baseline kernel (about 5 minutes)"
+	@qemu-boot/boot.sh --kernel $(BASE_BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
+		--mode selftests --logdir $(RUNS)/baseline --timeout $(WATCHDOG) >/dev/null; \
+	status=$$?; \
+	if [ $$status -ne 0 ] && [ $$status -ne 1 ]; then \
+		echo "baseline: the baseline run did not complete (status $$status): its missing results excuse nothing"; fi
+	@awk -f scripts/ktap-records.awk $(RUNS)/baseline/results.log > $@.tmp && mv $@.tmp $@
+	@echo "baseline: $$(grep -c '^PASS' $@) passed, $$(grep -c '^FAIL' $@) failed, $$(grep -c '^SKIP' $@) skipped"
+
+baseline-selftests: $(RUNS)/baseline/records.tsv
+
+check: kernel initramfs $(RUNS)/baseline/records.tsv
+	@scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check.cpio $(RUNS)/check $(WATCHDOG) \
+		$(RUNS)/baseline/records.tsv
+
+demo: kernel $(INITRAMFS)/base.cpio
+	@qemu-boot/boot.sh --kernel $(BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
+		--mode demo --logdir $(RUNS)/demo --timeout $(WATCHDOG)
+
+shell: kernel initramfs
+	@qemu-boot/boot.sh --kernel $(BZIMAGE) --initrd $(INITRAMFS)/check.cpio \
+		--mode shell --logdir $(RUNS)/shell --interactive
+
+run-guest: $(if $(filter baseline,$(KERNEL)),$(BASE_BZIMAGE)) $(INITRAMFS)/base.cpio
+	@scripts/run-guest.sh "$(SCRIPT)" "$(FILES)" "$(KERNEL)" $(INITRAMFS)/base.cpio \
+		$(RUNS)/run-guest $(WATCHDOG) $(BZIMAGE) $(BASE_BZIMAGE)
+
+check-harness: kernel initramfs
+	@scripts/check-harness.sh $(BZIMAGE) $(INITRAMFS) $(RUNS)/check-harness
+
+clean:
+	rm -rf $(KOUT) $(BASE_KOUT) $(GUEST) $(INITRAMFS) $(RUNS) $(STAMPS)/series
+
+distclean:
+	rm -rf $(BUILD)
+
+FORCE:
+
+.PHONY: help deps kernel baseline print-kernel guest-programs initramfs \
+	baseline-selftests check demo shell run-guest check-harness clean distclean FORCE

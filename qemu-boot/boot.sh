@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Boot a kernel under QEMU TCG with the harness initramfs and stream what the
+# guest prints on its results port (ttyS1) to stdout. The kernel console
+# (ttyS0) goes to LOGDIR/console.log, the results also to LOGDIR/results.log.
+# A watchdog kills the VM after --timeout seconds.
+#
+#   usage: boot.sh --kernel BZIMAGE --initrd CPIO --mode MODE --logdir DIR
+#                  [--timeout SECONDS] [--append "ARGS"] [--interactive]
+# Exit status: 0 when the guest printed its end marker with status 0, the
+# guest's status when it printed one, 124 when the watchdog fired, 125 when
+# the guest ended without the end marker (panic, crash), 2 on bad usage.
+set -uo pipefail
+
+kernel= initrd= mode= logdir= timeout=1200 append= interactive=0
+usage() { sed -n 's/^#   usage: //p; s/^#                  / /p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) kernel=$2; shift 2 ;;
+	--initrd) initrd=$2; shift 2 ;;
+	--mode) mode=$2; shift 2 ;;
+	--logdir) logdir=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--append) append=$2; shift 2 ;;
+	--interactive) interactive=1; shift ;;
+	*) echo "boot: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+[ -n "$kernel" ] && [ -n "$initrd" ] && [ -n "$mode" ] && [ -n "$logdir" ] || usage
+for f in "$kernel" "$initrd"; do
+	[ -f "$f" ] || { echo "boot: $f does not exist" >&2; exit 2; }
+done
+case "$timeout" in ''|*[!0-9]*) echo "boot: --timeout wants seconds, got '$timeout'" >&2; exit 2 ;; esac
+
+mkdir -p "$logdir"
+console=$logdir/console.log results=$logdir/results.log
+: > "$console"
+: > "$results"
+
+# a fresh 1 GiB scratch ext2 disk for every boot (sparse)
+scratch=$logdir/scratch.ext2
+rm -f "$scratch"
+truncate -s 1G "$scratch"
+mkfs.ext2 -q -F "$scratch"
+
+cmdline="console=ttyS0 panic=-1 oops=panic harness.mode=$mode $append"
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 1G
+	-nodefaults -no-reboot -display none
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
+	-drive "file=$scratch,if=virtio,format=raw")
+
+if [ $interactive -eq 1 ]; then
+	echo "boot: interactive guest; Ctrl-A X quits QEMU, console log: $console"
+	exec "${qemu[@]}" -serial mon:stdio -serial "file:$results"
+fi
+
+# ttyS0: console to a file; ttyS1: results through stdout
+timeout -s KILL "$timeout" "${qemu[@]}" -serial "file:$console" -serial stdio \
+	< /dev/null | tr -d '\r' | tee "$results" | grep --line-buffered -vE '^# harness: (exit status [0-9]+|end)$'
+rc=${PIPESTATUS[0]}
+
+status=$(sed -n 's/^# harness: exit status \([0-9]*\)$/\1/p' "$results" | tail -n 1)
+explain() {
+	echo "boot: $1" >&2
+	echo "boot: console log: $console; its last lines:" >&2
+	tail -n 25 "$console" | sed 's/^/    /' >&2
+}
+if [ "$rc" -eq 137 ]; then
+	explain "watchdog: the guest did not finish within ${timeout}s; QEMU killed"
+	exit 124
+elif [ "$rc" -ne 0 ]; then
+	explain "QEMU failed with exit status $rc"
+	exit 125
+elif ! grep -qx '# harness: end' "$results" || [ -z "$status" ]; then
+	explain "the guest stopped without its end marker (panic or crash?)"
+	exit 125
+fi
+exit "$status"

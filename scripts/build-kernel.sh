@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Configure (allnoconfig + the fragments, via the tree's merge_config.sh),
+# check the result, and build bzImage and the uapi headers out of tree.
+# Rebuilds are incremental: the config is regenerated only when a fragment
+# changed, and kbuild recompiles only what changed.
+#   usage: build-kernel.sh SRC OUT NAME FRAGMENT...
+set -euo pipefail
+src=$(realpath "$1")
+mkdir -p "$2"
+out=$(realpath "$2")
+name=$3
+shift 3
+frags=()
+for f in "$@"; do frags+=("$(realpath "$f")"); done
+
+regen=0
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.fragments" 2>/dev/null)" != "${frags[*]}" ]; then
+	regen=1
+else
+	for f in "${frags[@]}"; do
+		[ "$f" -nt "$out/.config" ] && regen=1
+	done
+fi
+if [ $regen -eq 1 ]; then
+	echo "$name: configuring: allnoconfig + $(for f in "${frags[@]}"; do printf '%s ' "$(basename "$f")"; done)"
+	if ! (cd "$src" && scripts/kconfig/merge_config.sh -n -O "$out" "${frags[@]}") \
+		>"$out/merge_config.log" 2>&1; then
+		cat "$out/merge_config.log" >&2
+		exit 1
+	fi
+	echo "${frags[*]}" > "$out/.fragments"
+fi
+scripts/check-config.sh "$out/.config" "${frags[@]}" || {
+	echo "$name: the config lacks options the fragments ask for (above); see $out/merge_config.log" >&2
+	exit 1
+}
+
+log=$out/build.log
+jobs=$(nproc)
+echo "$name: make bzImage headers (first build about 4 minutes on 2 cores; log: $log)"
+start=$(date +%s)
+make -C "$src" O="$out" -j"$jobs" bzImage headers >"$log" 2>&1 &
+pid=$!
+while kill -0 $pid 2>/dev/null; do
+	for _ in $(seq 30); do
+		sleep 1
+		kill -0 $pid 2>/dev/null || break
+	done
+	if kill -0 $pid 2>/dev/null; then
+		echo "$name: still building, $(( $(date +%s) - start ))s, $(grep -c '^  CC ' "$log" || true) files compiled so far"
+	fi
+done
+if ! wait $pid; then
+	echo "$name: build failed; last lines of $log:" >&2
+	grep -E 'error|Error' "$log" | head -n 20 >&2 || true
+	tail -n 20 "$log" >&2
+	exit 1
+fi
+if grep -q ' warning: ' "$log"; then
+	echo "$name: compiler warnings:"
+	grep ' warning: ' "$log" | sort -u | head -n 20
+fi
+echo "$name: $out/arch/x86/boot/bzImage ($(( $(date +%s) - start ))s, $(grep -c '^  CC ' "$log" || true) files compiled)"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Boot the patched kernel, run cgroup-tests/ and the kernel's cgroup
+# selftests in the guest, and give the verdict (scripts/verdict.sh).
+# Progress: one line per test program as the guest runs it.
+#   usage: check.sh BZIMAGE INITRD LOGDIR WATCHDOG BASELINE_RECORDS [MODE]
+# MODE is the guest's harness.mode: check (default: every suite) or
+# cgroup-tests (only those).
+set -uo pipefail
+kernel=$1 initrd=$2 logdir=$3 watchdog=$4 baseline=$5 mode=${6:-check}
+here=$(dirname "$(realpath "$0")")
+top=$(dirname "$here")
+
+echo "check: booting $kernel; tests take about 5 minutes under TCG (watchdog ${watchdog}s)"
+start=$(date +%s)
+"$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode "$mode" \
+	--logdir "$logdir" --timeout "$watchdog" |
+	grep --line-buffered -E '^(# ktap-run: .* took|not ok )' | sed -u 's/^# ktap-run: /check: /'
+status=${PIPESTATUS[0]}
+echo "check: guest done in $(( $(date +%s) - start ))s (status $status); console: $logdir/console.log, results: $logdir/results.log"
+echo
+"$here/verdict.sh" "$logdir/results.log" "$logdir/console.log" "$status" "$baseline"
