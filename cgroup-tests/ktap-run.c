@@ -10,7 +10,17 @@
  * its buffered lines twice. A program that runs longer than the timeout
  * is killed with its process group.
  *
- * usage: ktap-run [-t SECONDS] SUITE:DIR...
+ * SUITE:DIR:RETRIES runs a program that failed again, up to RETRIES more
+ * times, each run's output nested again after a "# ktap-run: ... run N of M"
+ * line; the program's line then tells the last run's result, and
+ * "# flaky ..." when an earlier run failed. For suites we do not own whose
+ * tests depend on timing (the kernel's selftests under TCG); the verdict
+ * reports every such test as flaky. With -k FILE, a run whose failing
+ * subtests are all listed in FILE ("SUITE/PROG: SUBTEST" a line: those
+ * that fail on the baseline kernel too) is not retried: it would only fail
+ * the same way again.
+ *
+ * usage: ktap-run [-t SECONDS] [-k KNOWN_FAILURES] SUITE:DIR[:RETRIES]...
  * Exit status: 0 when every program passed or skipped, 1 otherwise.
  */
 #define _GNU_SOURCE
@@ -31,6 +41,7 @@
 #define MAX_TESTS 256
 
 struct test {
+	int retries;
 	char suite[64];
 	char path[512];
 	char name[320];
@@ -38,6 +49,54 @@ struct test {
 
 static struct test tests[MAX_TESTS];
 static int ntests;
+
+static char *known;		/* contents of the -k file, one name a line */
+static const struct test *running;
+static int known_failures, other_failures;	/* of the current run */
+
+static void load_known(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0;
+
+	if (!f) {
+		fprintf(stderr, "ktap-run: %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	/* "\n" + contents + "\n": each name is then found as "\nNAME\n" */
+	if (getdelim(&text, &cap, '\0', f) < 0) {
+		free(text);
+		text = NULL;
+	}
+	fclose(f);
+	if (asprintf(&known, "\n%s\n", text ? text : "") < 0)
+		exit(2);
+	free(text);
+}
+
+/* Count a nested "not ok N NAME" line as a known or another failure. */
+static void note_result(const char *line)
+{
+	char name[512], needle[1024];
+	const char *p;
+
+	if (strncmp(line, "not ok ", 7))
+		return;
+	p = line + 7;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	while (*p == ' ')
+		p++;
+	snprintf(name, sizeof(name), "%s", p);
+	if (strstr(name, " #"))
+		*strstr(name, " #") = '\0';
+	snprintf(needle, sizeof(needle), "\n%s: %s\n", running->name, name);
+	if (known && strstr(known, needle))
+		known_failures++;
+	else
+		other_failures++;
+}
 
 static int by_name(const void *a, const void *b)
 {
@@ -49,19 +108,29 @@ static int by_name(const void *a, const void *b)
 static void collect(const char *spec)
 {
 	const char *colon = strchr(spec, ':');
+	char suite[64], dir[256], *end;
 	struct dirent *de;
 	int first = ntests;
-	char suite[64];
-	const char *dir;
+	int retries = 0;
 	DIR *d;
 
-	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(suite)) {
-		fprintf(stderr, "ktap-run: bad argument '%s' (want SUITE:DIR)\n", spec);
+	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(suite) ||
+	    strlen(colon + 1) >= sizeof(dir)) {
+		fprintf(stderr, "ktap-run: bad argument '%s' (want SUITE:DIR[:RETRIES])\n", spec);
 		exit(2);
 	}
 	memcpy(suite, spec, colon - spec);
 	suite[colon - spec] = '\0';
-	dir = colon + 1;
+	strcpy(dir, colon + 1);
+	end = strchr(dir, ':');
+	if (end) {
+		*end++ = '\0';
+		retries = strtol(end, &end, 10);
+		if (*end || retries < 0) {
+			fprintf(stderr, "ktap-run: bad retry count in '%s'\n", spec);
+			exit(2);
+		}
+	}
 	d = opendir(dir);
 	if (!d) {
 		fprintf(stderr, "ktap-run: %s: %s\n", dir, strerror(errno));
@@ -81,6 +150,7 @@ static void collect(const char *spec)
 		if (access(t->path, X_OK))
 			continue;
 		snprintf(t->suite, sizeof(t->suite), "%s", suite);
+		t->retries = retries;
 		snprintf(t->name, sizeof(t->name), "%s/%s", suite, de->d_name);
 		ntests++;
 	}
@@ -108,6 +178,7 @@ static size_t emit_lines(char *buf, size_t len, int flush)
 		if (i > start && buf[i - 1] == '\r')
 			buf[i - 1] = '\0';
 		printf("    %s\n", buf + start);
+		note_result(buf + start);
 		start = i + 1;
 	}
 	if (flush && start < len) {
@@ -147,6 +218,8 @@ static int run_one(const struct test *t, int timeout)
 	double deadline = now() + timeout, drain_until = 0;
 	pid_t pid;
 
+	running = t;
+	known_failures = other_failures = 0;
 	master = open_pty(&slave);
 	if (master < 0) {
 		printf("    # ktap-run: cannot open a pty: %s\n", strerror(errno));
@@ -214,19 +287,25 @@ static int run_one(const struct test *t, int timeout)
 	return timed_out ? -1 : status;
 }
 
+static const char usage[] =
+	"usage: ktap-run [-t SECONDS] [-k KNOWN_FAILURES] SUITE:DIR[:RETRIES]...\n";
+
 int main(int argc, char **argv)
 {
 	int timeout = 900, failed = 0, opt, i;
 
-	while ((opt = getopt(argc, argv, "t:")) != -1) {
-		if (opt != 't' || atoi(optarg) <= 0) {
-			fprintf(stderr, "usage: ktap-run [-t SECONDS] SUITE:DIR...\n");
+	while ((opt = getopt(argc, argv, "t:k:")) != -1) {
+		if (opt == 'k') {
+			load_known(optarg);
+		} else if (opt == 't' && atoi(optarg) > 0) {
+			timeout = atoi(optarg);
+		} else {
+			fprintf(stderr, "%s", usage);
 			return 2;
 		}
-		timeout = atoi(optarg);
 	}
 	if (optind == argc) {
-		fprintf(stderr, "usage: ktap-run [-t SECONDS] SUITE:DIR...\n");
+		fprintf(stderr, "%s", usage);
 		return 2;
 	}
 	for (i = optind; i < argc; i++)
@@ -237,16 +316,42 @@ int main(int argc, char **argv)
 	for (i = 0; i < ntests; i++) {
 		const struct test *t = &tests[i];
 		double start = now();
-		int kmsg, status;
+		int kmsg, status, run, failed_runs = 0;
+		char flaky[64] = "";
 
 		kmsg = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 		if (kmsg >= 0) {
-			dprintf(kmsg, "ktap-run: %s\n", t->name);
+			char msg[400];
+			int len = snprintf(msg, sizeof(msg), "ktap-run: %s\n", t->name);
+
+			if (write(kmsg, msg, len) != len)
+				printf("# ktap-run: /dev/kmsg: %s\n", strerror(errno));
 			close(kmsg);
+		} else {
+			printf("# ktap-run: /dev/kmsg: %s\n", strerror(errno));
 		}
 		printf("# ktap-run: %s\n", t->name);
 		fflush(stdout);
-		status = run_one(t, timeout);
+		for (run = 1; ; run++) {
+			status = run_one(t, timeout);
+			if (status != -1 && WIFEXITED(status) &&
+			    (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == KSFT_SKIP))
+				break;
+			if (run > t->retries)
+				break;
+			if (status != -1 && WIFEXITED(status) && known_failures && !other_failures) {
+				printf("# ktap-run: %s: only failures known from the baseline; not rerun\n",
+				       t->name);
+				break;
+			}
+			failed_runs++;
+			printf("# ktap-run: %s failed; run %d of %d\n", t->name, run + 1,
+			       t->retries + 1);
+			fflush(stdout);
+		}
+		if (failed_runs)
+			snprintf(flaky, sizeof(flaky), " # flaky: %d of %d runs failed",
+				 failed_runs, run);
 		printf("# ktap-run: %s took %.1fs\n", t->name, now() - start);
 		if (status == -1) {
 			printf("not ok %d %s # timed out after %ds\n", i + 1, t->name, timeout);
@@ -256,7 +361,7 @@ int main(int argc, char **argv)
 			       WTERMSIG(status));
 			failed++;
 		} else if (WEXITSTATUS(status) == 0) {
-			printf("ok %d %s\n", i + 1, t->name);
+			printf("ok %d %s%s\n", i + 1, t->name, flaky);
 		} else if (WEXITSTATUS(status) == KSFT_SKIP) {
 			printf("ok %d %s # SKIP\n", i + 1, t->name);
 		} else {

@@ -55,7 +55,7 @@ fi
 
 # ttyS0: console to a file; ttyS1: results through stdout
 timeout -s KILL "$timeout" "${qemu[@]}" -serial "file:$console" -serial stdio \
-	< /dev/null | tr -d '\r' | tee "$results" | grep --line-buffered -vE '^# harness: (exit status [0-9]+|end)$'
+	< /dev/null | sed -u 's/\r$//' | tee "$results" | grep --line-buffered -vE '^# harness: (exit status [0-9]+|end)$'
 rc=${PIPESTATUS[0]}
 
 status=$(sed -n 's/^# harness: exit status \([0-9]*\)$/\1/p' "$results" | tail -n 1)

@@ -9,11 +9,14 @@ top=$(dirname "$here")
 mkdir -p "$logdir"
 passed=0 failed=0
 
-# case NAME EXPECTED_REGEX TEST_SCRIPT [WATCHDOG]
+# case_boot NAME EXPECTED_REGEX TEST_SCRIPT [WATCHDOG]
 # Boots the kernel with TEST_SCRIPT as the only cgroup test and expects the
-# check to fail with a line matching EXPECTED_REGEX.
+# check to fail with a line matching EXPECTED_REGEX. A guest that did not
+# finish must also have had its console log's path printed.
 case_boot() {
 	local name=$1 expect=$2 body=$3 watchdog=${4:-300} dir=$logdir/$1 out rc
+	local watchdog_case=
+	[ "$name" = failing_test ] || watchdog_case=1	# the guest does not finish
 	mkdir -p "$dir/tests"
 	printf '#!/bin/sh\n%s\n' "$body" > "$dir/tests/test_$name"
 	chmod +x "$dir/tests/test_$name"
@@ -21,16 +24,18 @@ case_boot() {
 	cat "$initramfs/base.cpio" "$dir/overlay.cpio" > "$dir/initrd.cpio"
 	out=$("$here/check.sh" "$kernel" "$dir/initrd.cpio" "$dir" "$watchdog" /dev/null cgroup-tests 2>&1)
 	rc=$?
-	judge "$name" "$expect" "$rc" "$out"
+	judge "$name" "$expect" "$rc" "$out" "${watchdog_case:+^boot: console log: }"
 }
 
+# judge NAME EXPECTED_REGEX EXIT_STATUS OUTPUT [ALSO_REGEX]
 judge() {
-	local name=$1 expect=$2 rc=$3 out=$4
-	if [ "$rc" -ne 0 ] && grep -qE "$expect" <<< "$out"; then
+	local name=$1 expect=$2 rc=$3 out=$4 also=${5:-}
+	if [ "$rc" -ne 0 ] && grep -qE "$expect" <<< "$out" &&
+		{ [ -z "$also" ] || grep -qE "$also" <<< "$out"; }; then
 		echo "ok: $name: the check failed (exit $rc) with: $(grep -E "$expect" <<< "$out" | head -n 1)"
 		passed=$((passed + 1))
 	else
-		echo "NOT OK: $name: expected a failing check matching '$expect', got exit $rc:"
+		echo "NOT OK: $name: expected a failing check with '$expect'${also:+ and '$also'}, got exit $rc:"
 		sed 's/^/    /' <<< "$out"
 		failed=$((failed + 1))
 	fi

@@ -10,7 +10,7 @@ kernel=$1 initrd=$2 logdir=$3 watchdog=$4 baseline=$5 mode=${6:-check}
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$here")
 
-echo "check: booting $kernel; tests take about 5 minutes under TCG (watchdog ${watchdog}s)"
+echo "check: booting $kernel; the tests take about a minute under TCG (watchdog ${watchdog}s)"
 start=$(date +%s)
 "$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode "$mode" \
 	--logdir "$logdir" --timeout "$watchdog" |

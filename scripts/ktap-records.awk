@@ -2,7 +2,10 @@
 #   RESULT<TAB>NAME<TAB>REASON     RESULT is PASS, FAIL or SKIP
 # NAME is SUITE/PROG for a program without subtests, else
 # "SUITE/PROG: SUBTEST" for each subtest. A program that failed without a
-# failing subtest (a crash, a timeout, a bad exit) is a FAIL record of its own.
+# failing subtest (a crash, a timeout, a bad exit) is a FAIL record of its
+# own. A program run more than once (ktap-run's retries) gives one record
+# per subtest: PASS if some run passed it ("flaky: ..." when another run
+# failed it), FAIL if every run failed it.
 function result(line,   r) {
 	r = (line ~ /^not ok /) ? "FAIL" : "PASS"
 	if (line ~ /# *SKIP/) r = "SKIP"
@@ -20,28 +23,64 @@ function reason_of(line,   s) {
 	sub(/^(not )?ok [0-9]+ */, "", s)
 	if (s ~ /^#/ || s !~ / # /) return ""	# kselftest puts the directive first
 	sub(/^.* # */, "", s)
+	sub(/^SKIP */, "", s)
 	return s
 }
+function reset(   k) {
+	for (k in npass) delete npass[k]
+	for (k in nfail) delete nfail[k]
+	for (k in why) delete why[k]
+	n = 0
+	runs = 1
+	plan_skip = ""
+}
+BEGIN { reset() }
 { sub(/\r$/, "") }
+/^# ktap-run: .* failed; run [0-9]+ of [0-9]+$/ { runs++; next }
+/^    1\.\.0 # SKIP/ {	# kselftest's ksft_exit_skip: the program's reason
+	plan_skip = $0
+	sub(/^    1\.\.0 # SKIP */, "", plan_skip)
+	next
+}
 /^    (not )?ok [0-9]+ / {
 	sub(/^    /, "")
-	sub_r[++n] = result($0)
-	sub_n[n] = name_of($0)
-	sub_why[n] = reason_of($0)
-	if (sub_r[n] == "FAIL") sub_failed = 1
+	s = name_of($0)
+	if (!(s in npass)) {
+		order[++n] = s
+		npass[s] = nfail[s] = 0
+	}
+	r = result($0)
+	if (r == "PASS") npass[s]++
+	else if (r == "FAIL") nfail[s]++
+	if (reason_of($0) != "") why[s] = reason_of($0)
 	next
 }
 /^(not )?ok [0-9]+ / {
 	prog = name_of($0)
 	r = result($0)
 	if (n == 0) {
-		printf "%s\t%s\t%s\n", r, prog, reason_of($0)
+		reason = reason_of($0)
+		if (r == "SKIP" && plan_skip != "") reason = plan_skip
+		printf "%s\t%s\t%s\n", r, prog, reason
 	} else {
-		for (i = 1; i <= n; i++)
-			printf "%s\t%s: %s\t%s\n", sub_r[i], prog, sub_n[i], sub_why[i]
-		if (r == "FAIL" && !sub_failed)
+		any_failed = 0
+		for (i = 1; i <= n; i++) {
+			s = order[i]
+			reason = why[s]
+			if (npass[s] && nfail[s]) {
+				res = "PASS"
+				reason = "flaky: failed in " nfail[s] " of " runs " runs"
+			} else if (nfail[s]) {
+				res = "FAIL"
+				any_failed = 1
+				if (runs > 1) reason = "failed in all " runs " runs"
+			} else {
+				res = npass[s] ? "PASS" : "SKIP"
+			}
+			printf "%s\t%s: %s\t%s\n", res, prog, s, reason
+		}
+		if (r == "FAIL" && !any_failed)
 			printf "FAIL\t%s\t%s\n", prog, reason_of($0)
 	}
-	n = 0
-	sub_failed = 0
+	reset()
 }
