@@ -19,6 +19,20 @@ done < "$patchdir/series"
 
 cd "$tree"
 git am --abort >/dev/null 2>&1 || true
+
+# Already there (the patches were exported from this very tree)? Then
+# leave the files, and their timestamps, alone: nothing to recompile.
+index=$(mktemp)
+trap 'rm -f "$index"' EXIT
+if GIT_INDEX_FILE=$index git read-tree base &&
+	{ [ ${#patches[@]} -eq 0 ] || GIT_INDEX_FILE=$index git apply --cached "${patches[@]}" 2>/dev/null; } &&
+	[ "$(GIT_INDEX_FILE=$index git write-tree)" = "$(git rev-parse 'HEAD^{tree}')" ] &&
+	[ "$(git rev-parse --abbrev-ref HEAD)" = work ] &&
+	git diff --quiet HEAD && [ "$(git rev-list --count base..HEAD)" -eq ${#patches[@]} ]; then
+	echo "apply-series: the tree already has the ${#patches[@]} patches of the series"
+	exit 0
+fi
+
 git checkout -q work 2>/dev/null || git checkout -q -b work
 git reset -q --hard base
 if [ ${#patches[@]} -eq 0 ]; then

@@ -39,7 +39,8 @@ log=$out/build.log
 jobs=$(nproc)
 echo "$name: make bzImage headers (first build about 4 minutes on 2 cores; log: $log)"
 start=$(date +%s)
-make -C "$src" O="$out" -j"$jobs" bzImage headers >"$log" 2>&1 &
+# not -s from a calling make: the progress count reads the CC lines
+env -u MAKEFLAGS -u MAKELEVEL make -C "$src" O="$out" -j"$jobs" bzImage headers >"$log" 2>&1 &
 pid=$!
 while kill -0 $pid 2>/dev/null; do
 	for _ in $(seq 30); do
