@@ -41,6 +41,7 @@ help:
 	@echo "                  run your program as root in the guest"
 	@echo "make check-harness  prove that check fails on a failing test, a panic, a hang"
 	@echo "make print-kernel print the path of the patched bzImage"
+	@echo "make export-series  write patches/ from the commits of build/linux"
 	@echo "make clean        remove the builds, keep the unpacked tree"
 	@echo "make distclean    remove all of $(BUILD)/"
 
@@ -68,6 +69,11 @@ baseline: $(BASE_BZIMAGE)
 
 print-kernel:
 	@echo $(abspath $(BZIMAGE))
+
+# patches/ from the commits base..work of build/linux, after you commit there
+export-series: $(STAMPS)/tree
+	@scripts/export-series.sh $(TREE) patches
+	@touch $(STAMPS)/series
 
 # --- guest programs and initramfs ---------------------------------------------
 # The sub-builds are incremental and the archives are rewritten only when
@@ -149,5 +155,5 @@ distclean:
 
 FORCE:
 
-.PHONY: help deps kernel baseline print-kernel guest-programs initramfs \
+.PHONY: help deps kernel baseline print-kernel export-series guest-programs initramfs \
 	baseline-selftests check demo shell run-guest check-harness clean distclean FORCE
