@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memory.tmpfs.current and .peak: what is charged, to whom, and until
+ * when (../shared/spec/memory-tmpfs.md, "What is charged"). Every case
+ * checks exact byte values after each step, the invariants (tmpfs within
+ * memory + swap, a parent is the sum of its children and its own), and
+ * ends with memory.tmpfs.current back at 0.
+ */
+#include "tmpfs_util.h"
+
+#include <linux/falloc.h>
+#include <sched.h>
+#include <sys/ipc.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+
+#define LEN (1 * MiB + 1)
+
+struct ctx {
+	const char *path;
+	const char *path2;
+};
+
+/* Each step: run the operation, then require this tmpfs.current. */
+#define STEP(op, want) do {						\
+	if (op) {							\
+		ksft_print_msg("%s failed: %s\n", #op, strerror(errno)); \
+		return -1;						\
+	}								\
+	if (expect_tmpfs(cgroup, (want), #op) ||			\
+	    check_within_memory(cgroup, #op))				\
+		return -1;						\
+} while (0)
+
+static int body_write_unlink(const char *cgroup, void *arg)
+{
+	const struct ctx *c = arg;
+
+	STEP(write_file(c->path, LEN), pages_of(LEN));
+	if (expect_long(cgroup, "memory.tmpfs.peak", pages_of(LEN), "peak"))
+		return -1;
+	STEP(unlink(c->path), 0);
+	return 0;
+}
+
+static int body_unlinked_open(const char *cgroup, void *arg)
+{
+	const struct ctx *c = arg;
+	int fd;
+
+	STEP(write_file(c->path, LEN), pages_of(LEN));
+	fd = open(c->path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	STEP(unlink(c->path), pages_of(LEN));	/* still open: kept */
+	STEP(close(fd), 0);
+	return 0;
+}
+
+static int body_hardlink_rename(const char *cgroup, void *arg)
+{
+	const struct ctx *c = arg;
+	char renamed[PATH_MAX];
+
+	snprintf(renamed, sizeof(renamed), "%s.renamed", c->path2);
+	STEP(write_file(c->path, LEN), pages_of(LEN));
+	STEP(link(c->path, c->path2), pages_of(LEN));
+	STEP(unlink(c->path), pages_of(LEN));	/* the other name keeps it */
+	STEP(rename(c->path2, renamed), pages_of(LEN));
+	STEP(unlink(renamed), 0);
+	return 0;
+}
+
+static int body_truncate_punch(const char *cgroup, void *arg)
+{
+	const struct ctx *c = arg;
+	int fd;
+
+	STEP(write_file(c->path, 1 * MiB), 1 * MiB);
+	fd = open(c->path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	/* shrinking truncate to 768K + 1: 769K stay, page-rounded */
+	STEP(ftruncate(fd, 768 * KiB + 1), pages_of(768 * KiB + 1));
+	/* punch [256K, 512K) */
+	STEP(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		       256 * KiB, 256 * KiB), pages_of(768 * KiB + 1) - 256 * KiB);
+	/* growing truncate allocates nothing */
+	STEP(ftruncate(fd, 4 * MiB), pages_of(768 * KiB + 1) - 256 * KiB);
+	STEP(ftruncate(fd, 0), 0);
+	close(fd);
+	STEP(unlink(c->path), 0);
+	return 0;
+}
+
+static int body_madv_remove(const char *cgroup, void *arg)
+{
+	const struct ctx *c = arg;
+	char *map;
+	int fd;
+
+	fd = open(c->path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0 || ftruncate(fd, 1 * MiB))
+		return -1;
+	STEP(0, 0);	/* a sized file without data charges nothing */
+	map = mmap(NULL, 1 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	memset(map, 0x5a, 1 * MiB);	/* stores through the mapping */
+	STEP(0, 1 * MiB);
+	STEP(madvise(map, 256 * KiB, MADV_REMOVE), 768 * KiB);
+	STEP(munmap(map, 1 * MiB), 768 * KiB);
+	close(fd);
+	STEP(unlink(c->path), 0);
+	return 0;
+}
+
+static int run_case(const char *root, const char *name,
+		    int (*body)(const char *, void *), struct ctx *c)
+{
+	int ret = KSFT_FAIL;
+	char *parent, *cg = NULL;
+
+	parent = make_parent(root, name);
+	if (!parent)
+		goto cleanup;
+	cg = make_child(parent, "writer");
+	if (!cg)
+		goto cleanup;
+	if (cg_run(cg, body, c))
+		goto cleanup;
+	if (expect_tmpfs(cg, 0, "end") || expect_tmpfs(parent, 0, "end, parent"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	if (c->path)
+		unlink(c->path);
+	if (c->path2)
+		unlink(c->path2);
+	remove_cgroup(cg);
+	remove_cgroup(parent);
+	return ret;
+}
+
+static int test_write_unlink_tmp(const char *root)
+{
+	struct ctx c = { .path = "/tmp/tmpfs_acct" };
+
+	return run_case(root, "tmpfs_write_unlink_tmp", body_write_unlink, &c);
+}
+
+static int test_write_unlink_dev_shm(const char *root)
+{
+	struct ctx c = { .path = "/dev/shm/tmpfs_acct" };
+
+	return run_case(root, "tmpfs_write_unlink_shm", body_write_unlink, &c);
+}
+
+static int test_unlinked_open(const char *root)
+{
+	struct ctx c = { .path = "/tmp/tmpfs_open" };
+
+	return run_case(root, "tmpfs_unlinked_open", body_unlinked_open, &c);
+}
+
+static int test_hardlink_rename(const char *root)
+{
+	struct ctx c = { .path = "/tmp/tmpfs_link1", .path2 = "/tmp/tmpfs_link2" };
+
+	return run_case(root, "tmpfs_hardlink", body_hardlink_rename, &c);
+}
+
+static int test_truncate_punch_hole(const char *root)
+{
+	struct ctx c = { .path = "/tmp/tmpfs_trunc" };
+
+	return run_case(root, "tmpfs_truncate", body_truncate_punch, &c);
+}
+
+static int test_mmap_madv_remove(const char *root)
+{
+	struct ctx c = { .path = "/tmp/tmpfs_mmap" };
+
+	return run_case(root, "tmpfs_mmap", body_madv_remove, &c);
+}
+
+/* One write or truncate by a task in the cgroup. */
+struct op {
+	const char *path;
+	long off, len;		/* write [off, off + len) */
+	long size;		/* then truncate to this size, if >= 0 */
+};
+
+static int body_op(const char *cgroup, void *arg)
+{
+	const struct op *op = arg;
+	int fd = open(op->path, O_CREAT | O_RDWR, 0644);
+	int ret = 0;
+
+	if (fd < 0)
+		return -1;
+	if (op->len && write_pattern(fd, op->off, op->len) != op->len)
+		ret = -1;
+	if (op->size >= 0 && ftruncate(fd, op->size))
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
+static int do_op(const char *cg, const char *path, long off, long len,
+		 long size)
+{
+	struct op op = { path, off, len, size };
+
+	return cg_run(cg, body_op, &op);
+}
+
+static int expect_fd(int fd, long want, const char *when)
+{
+	long got = cg_read_long_fd(fd);
+
+	if (got == want)
+		return 0;
+	ksft_print_msg("%s: memory.tmpfs.peak fd reads %ld, expected %ld\n",
+		       when, got, want);
+	return -1;
+}
+
+/*
+ * memory.tmpfs.peak: the high watermark; a write to it resets what that
+ * open file shows to the current usage, as memory.peak does.
+ */
+static int test_peak_reset(const char *root)
+{
+	const char *path = "/tmp/tmpfs_peak";
+	int ret = KSFT_FAIL, reset_fd = -1, plain_fd = -1;
+	char *parent, *cg = NULL, *peak = NULL;
+
+	parent = make_parent(root, "tmpfs_peak");
+	cg = parent ? make_child(parent, "writer") : NULL;
+	if (!cg)
+		goto cleanup;
+	if (do_op(cg, path, 0, 2 * MiB, 512 * KiB) ||
+	    expect_tmpfs(cg, 512 * KiB, "2M written, truncated to 512K") ||
+	    expect_long(cg, "memory.tmpfs.peak", 2 * MiB, "global peak"))
+		goto cleanup;
+
+	peak = cg_control(cg, "memory.tmpfs.peak");
+	reset_fd = open(peak, O_RDWR | O_CLOEXEC);
+	plain_fd = open(peak, O_RDONLY | O_CLOEXEC);
+	if (reset_fd < 0 || plain_fd < 0)
+		goto cleanup;
+	if (write(reset_fd, "reset\n", 6) != 6)
+		goto cleanup;
+	if (expect_fd(reset_fd, 512 * KiB, "after reset") ||
+	    expect_fd(plain_fd, 2 * MiB, "other fd after reset"))
+		goto cleanup;
+
+	if (do_op(cg, path, 512 * KiB, 512 * KiB, -1) ||
+	    expect_tmpfs(cg, 1 * MiB, "512K more written") ||
+	    expect_fd(reset_fd, 1 * MiB, "reset fd, 1M used") ||
+	    expect_fd(plain_fd, 2 * MiB, "other fd, 1M used"))
+		goto cleanup;
+	if (unlink(path) || expect_tmpfs(cg, 0, "unlinked") ||
+	    expect_fd(reset_fd, 1 * MiB, "reset fd, after unlink") ||
+	    expect_long(parent, "memory.tmpfs.peak", 2 * MiB, "parent peak"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	if (reset_fd >= 0)
+		close(reset_fd);
+	if (plain_fd >= 0)
+		close(plain_fd);
+	free(peak);
+	unlink(path);
+	remove_cgroup(cg);
+	remove_cgroup(parent);
+	return ret;
+}
+
+/*
+ * A parent holds the sum of its children's charges. A removed child's
+ * charges stay on the parent until the data is freed.
+ */
+static int test_hierarchy_rmdir(const char *root)
+{
+	const char *pa = "/tmp/tmpfs_hier_a", *pb = "/dev/shm/tmpfs_hier_b";
+	int ret = KSFT_FAIL;
+	char *parent, *a = NULL, *b = NULL;
+	const char *children[2];
+
+	parent = make_parent(root, "tmpfs_hier");
+	a = parent ? make_child(parent, "a") : NULL;
+	b = parent ? make_child(parent, "b") : NULL;
+	if (!a || !b)
+		goto cleanup;
+	children[0] = a;
+	children[1] = b;
+	if (do_op(a, pa, 0, 1 * MiB, -1) || do_op(b, pb, 0, 3 * MiB + 1, -1))
+		goto cleanup;
+	if (expect_tmpfs(a, 1 * MiB, "a wrote 1M") ||
+	    expect_tmpfs(b, pages_of(3 * MiB + 1), "b wrote 3M+1") ||
+	    check_parent_sum(parent, children, 2, 0, "parent = a + b") ||
+	    check_within_memory(parent, "parent"))
+		goto cleanup;
+	if (cg_destroy(b))
+		goto cleanup;
+	free(b);
+	b = NULL;
+	if (expect_tmpfs(parent, 1 * MiB + pages_of(3 * MiB + 1), "b removed, files kept"))
+		goto cleanup;
+	if (unlink(pb) || expect_tmpfs(parent, 1 * MiB, "b's file freed"))
+		goto cleanup;
+	if (unlink(pa) || expect_tmpfs(parent, 0, "all freed") ||
+	    expect_tmpfs(a, 0, "all freed"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	unlink(pa);
+	unlink(pb);
+	remove_cgroup(a);
+	remove_cgroup(b);
+	remove_cgroup(parent);
+	return ret;
+}
+
+/*
+ * The writer pays, not the file's creator; charges do not move with a
+ * task that moves to another cgroup.
+ */
+static int test_writer_pays(const char *root)
+{
+	const char *path = "/tmp/tmpfs_who";
+	int ret = KSFT_FAIL;
+	char *parent, *a = NULL, *b = NULL;
+
+	parent = make_parent(root, "tmpfs_who");
+	a = parent ? make_child(parent, "creator") : NULL;
+	b = parent ? make_child(parent, "writer") : NULL;
+	if (!a || !b)
+		goto cleanup;
+	if (do_op(a, path, 0, 0, 0) || expect_tmpfs(a, 0, "a created it empty"))
+		goto cleanup;
+	if (do_op(b, path, 0, 2 * MiB, -1) ||
+	    expect_tmpfs(a, 0, "b wrote: a") || expect_tmpfs(b, 2 * MiB, "b wrote: b"))
+		goto cleanup;
+	/* a appends: a pays for its pages only */
+	if (do_op(a, path, 2 * MiB, 1 * MiB, -1) ||
+	    expect_tmpfs(a, 1 * MiB, "a appended: a") ||
+	    expect_tmpfs(b, 2 * MiB, "a appended: b"))
+		goto cleanup;
+	if (unlink(path) || expect_tmpfs(a, 0, "freed: a") ||
+	    expect_tmpfs(b, 0, "freed: b"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	unlink(path);
+	remove_cgroup(a);
+	remove_cgroup(b);
+	remove_cgroup(parent);
+	return ret;
+}
+
+static int body_write_then_move(const char *cgroup, void *arg)
+{
+	const char *to = arg;
+
+	if (write_file("/tmp/tmpfs_moved", 1 * MiB))
+		return -1;
+	return cg_enter_current(to);
+}
+
+static int test_task_moves(const char *root)
+{
+	int ret = KSFT_FAIL;
+	char *parent, *a = NULL, *b = NULL;
+
+	parent = make_parent(root, "tmpfs_move");
+	a = parent ? make_child(parent, "a") : NULL;
+	b = parent ? make_child(parent, "b") : NULL;
+	if (!a || !b)
+		goto cleanup;
+	if (cg_run(a, body_write_then_move, b) ||
+	    expect_tmpfs(a, 1 * MiB, "moved after writing: a keeps it") ||
+	    expect_tmpfs(b, 0, "moved after writing: b"))
+		goto cleanup;
+	if (unlink("/tmp/tmpfs_moved") || expect_tmpfs(a, 0, "freed"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	unlink("/tmp/tmpfs_moved");
+	remove_cgroup(a);
+	remove_cgroup(b);
+	remove_cgroup(parent);
+	return ret;
+}
+
+/*
+ * Scope: a tmpfs mounted in a new user namespace is charged;
+ * memfd_create(), SysV shm and MAP_SHARED|MAP_ANONYMOUS are not, though
+ * memory.current grows as before.
+ */
+static int body_internal_shmem(const char *cgroup, void *arg)
+{
+	long before = cg_read_long(cgroup, "memory.current");
+	char *anon, *sysv, *memfd_map;
+	int memfd, shmid;
+
+	memfd = memfd_create("tmpfs_scope", 0);
+	if (memfd < 0 || write_pattern(memfd, 0, 2 * MiB) != 2 * MiB)
+		return -1;
+	shmid = shmget(IPC_PRIVATE, 2 * MiB, IPC_CREAT | 0600);
+	if (shmid < 0)
+		return -1;
+	sysv = shmat(shmid, NULL, 0);
+	shmctl(shmid, IPC_RMID, NULL);
+	if (sysv == (void *)-1)
+		return -1;
+	memset(sysv, 1, 2 * MiB);
+	anon = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (anon == MAP_FAILED)
+		return -1;
+	memset(anon, 1, 2 * MiB);
+	memfd_map = mmap(NULL, 2 * MiB, PROT_READ, MAP_SHARED, memfd, 0);
+	if (memfd_map == MAP_FAILED)
+		return -1;
+	if (expect_tmpfs(cgroup, 0, "memfd, SysV shm, shared anonymous"))
+		return -1;
+	if (cg_read_long(cgroup, "memory.current") < before + 6 * MiB) {
+		ksft_print_msg("memory.current grew by %ld, expected >= 6M\n",
+			       cg_read_long(cgroup, "memory.current") - before);
+		return -1;
+	}
+	close(memfd);
+	return 0;
+}
+
+static int test_scope_internal_shmem(const char *root)
+{
+	int ret = KSFT_FAIL;
+	char *parent, *cg = NULL;
+
+	parent = make_parent(root, "tmpfs_scope");
+	cg = parent ? make_child(parent, "writer") : NULL;
+	if (!cg)
+		goto cleanup;
+	if (cg_run(cg, body_internal_shmem, NULL) || expect_tmpfs(cg, 0, "exited"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	remove_cgroup(cg);
+	remove_cgroup(parent);
+	return ret;
+}
+
+static int write_id_map(const char *file, unsigned int id)
+{
+	char buf[64];
+	int fd = open(file, O_WRONLY);
+	int len = snprintf(buf, sizeof(buf), "0 %u 1\n", id);
+	int ret = fd >= 0 && write(fd, buf, len) == len ? 0 : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/*
+ * As an unprivileged user, in a new user and mount namespace as a
+ * container runtime makes them: mount a tmpfs, write 1M into it.
+ */
+static int body_userns_tmpfs(const char *cgroup, void *arg)
+{
+	const char *dir = arg;
+	char path[PATH_MAX];
+	int fd;
+
+	/* dropping root clears "dumpable", which owns /proc/self to root */
+	if (setgid(65534) || setuid(65534) || prctl(PR_SET_DUMPABLE, 1)) {
+		ksft_print_msg("dropping root: %s\n", strerror(errno));
+		return -1;
+	}
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) {
+		ksft_print_msg("unshare: %s\n", strerror(errno));
+		return -1;
+	}
+	fd = open("/proc/self/setgroups", O_WRONLY);
+	if (fd < 0 || write(fd, "deny", 4) != 4 ||
+	    write_id_map("/proc/self/uid_map", 65534) ||
+	    write_id_map("/proc/self/gid_map", 65534)) {
+		ksft_print_msg("setting up the user namespace: %s\n", strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", dir, "tmpfs", 0, "size=16m")) {
+		ksft_print_msg("mount tmpfs in a user namespace: %s\n", strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/data", dir);
+	if (write_file(path, 1 * MiB))
+		return -1;
+	/* the mount, and its data, go with the namespace when this task exits */
+	return expect_tmpfs(cgroup, 1 * MiB, "tmpfs in a user namespace");
+}
+
+static int test_scope_userns_tmpfs(const char *root)
+{
+	char dir[] = "/tmp/tmpfs_userns.XXXXXX";
+	int ret = KSFT_FAIL;
+	char *parent, *cg = NULL;
+
+	if (!mkdtemp(dir))
+		return KSFT_FAIL;
+	chmod(dir, 0777);
+	parent = make_parent(root, "tmpfs_userns");
+	cg = parent ? make_child(parent, "writer") : NULL;
+	if (!cg)
+		goto cleanup;
+	if (cg_run(cg, body_userns_tmpfs, dir))
+		goto cleanup;
+	/* the namespace died with the task: the mount and its data too */
+	if (expect_tmpfs(cg, 0, "namespace gone"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	rmdir(dir);
+	remove_cgroup(cg);
+	remove_cgroup(parent);
+	return ret;
+}
+
+/*
+ * Swap: memory.reclaim pushes tmpfs data to zram; memory.tmpfs.current
+ * stays, memory.swap.current grows; the data reads back intact; freeing
+ * swapped data gives the tmpfs charge back at once.
+ */
+static int test_swap_roundtrip(const char *root)
+{
+	const char *path = "/tmp/tmpfs_swap";
+	int ret = KSFT_FAIL, i;
+	char *parent, *cg = NULL;
+	long swapped = 0, slack;
+
+	parent = make_parent(root, "tmpfs_swap");
+	cg = parent ? make_child(parent, "writer") : NULL;
+	if (!cg)
+		goto cleanup;
+	if (do_op(cg, path, 0, 4 * MiB, -1) || expect_tmpfs(cg, 4 * MiB, "written"))
+		goto cleanup;
+	for (i = 0; i < 10 && swapped < 3 * MiB; i++) {
+		cg_write(cg, "memory.reclaim", "8M");	/* EAGAIN is fine */
+		swapped = cg_read_long(cg, "memory.swap.current");
+	}
+	if (swapped < 3 * MiB) {
+		ksft_print_msg("memory.reclaim swapped out only %ld bytes\n", swapped);
+		goto cleanup;
+	}
+	if (expect_tmpfs(cg, 4 * MiB, "swapped out") ||
+	    check_within_memory(cg, "swapped out") ||
+	    expect_tmpfs(parent, 4 * MiB, "swapped out, parent"))
+		goto cleanup;
+	if (verify_file(path, 4 * MiB) || expect_tmpfs(cg, 4 * MiB, "read back"))
+		goto cleanup;
+	for (i = 0; i < 10; i++)
+		cg_write(cg, "memory.reclaim", "8M");
+	if (do_op(cg, path, 0, 0, 0) || expect_tmpfs(cg, 0, "swapped data truncated"))
+		goto cleanup;
+	/*
+	 * Freed swap slots may wait in the per-cpu swap slot caches, charged
+	 * to memory.swap, until a cache fills up (SWAP_BATCH, 64 slots);
+	 * memory.tmpfs does not wait for them.
+	 */
+	slack = 64 * page_size * sysconf(_SC_NPROCESSORS_ONLN);
+	if (cg_read_long(cg, "memory.swap.current") > slack) {
+		ksft_print_msg("memory.swap.current %ld after truncation\n",
+			       cg_read_long(cg, "memory.swap.current"));
+		goto cleanup;
+	}
+	if (unlink(path) || expect_tmpfs(cg, 0, "unlinked"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	unlink(path);
+	remove_cgroup(cg);
+	remove_cgroup(parent);
+	return ret;
+}
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+#define HPAGE (2 * MiB)
+
+/* A 2M-aligned shared mapping of [0, 2M) of the file. */
+static char *map_huge_aligned(int fd)
+{
+	char *area, *aligned;
+
+	area = mmap(NULL, 2 * HPAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		return NULL;
+	aligned = (char *)(((unsigned long)area + HPAGE - 1) & ~(HPAGE - 1));
+	if (mmap(aligned, HPAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, 0) == MAP_FAILED)
+		return NULL;
+	return aligned;
+}
+
+/*
+ * Huge pages: huge=always writes whole huge folios; MADV_COLLAPSE turns
+ * small folios and holes into one (the holes get charged); truncation
+ * splits it. The counter stays exact through each.
+ */
+static int body_huge(const char *cgroup, void *arg)
+{
+	const char *dir = arg;
+	char path[PATH_MAX], *map;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/huge", dir);
+	STEP(write_file(path, 4 * MiB), 4 * MiB);
+	if (expect_long(cgroup, "memory.tmpfs.peak", 4 * MiB, "huge peak"))
+		return -1;
+	STEP(unlink(path), 0);
+
+	/* /tmp is huge=never: 1M of small folios, the rest a hole */
+	fd = open("/tmp/tmpfs_collapse", O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0 || ftruncate(fd, HPAGE))
+		return -1;
+	STEP(write_pattern(fd, 0, 1 * MiB) != 1 * MiB, 1 * MiB);
+	map = map_huge_aligned(fd);
+	if (!map)
+		return -1;
+	if (madvise(map, HPAGE, MADV_COLLAPSE)) {
+		ksft_print_msg("MADV_COLLAPSE: %s\n", strerror(errno));
+		return -1;
+	}
+	STEP(0, HPAGE);			/* the hole was filled */
+	if (cg_read_key_long(cgroup, "memory.stat", "shmem_thp ") != HPAGE) {
+		ksft_print_msg("memory.stat shmem_thp %ld after MADV_COLLAPSE\n",
+			       cg_read_key_long(cgroup, "memory.stat", "shmem_thp "));
+		return -1;
+	}
+	munmap(map, HPAGE);
+	STEP(ftruncate(fd, 1 * MiB + 1), pages_of(1 * MiB + 1));	/* split */
+	close(fd);
+	STEP(unlink("/tmp/tmpfs_collapse"), 0);
+	return 0;
+}
+
+static int test_huge_collapse_split(const char *root)
+{
+	char dir[] = "/tmp/tmpfs_huge.XXXXXX";
+	int ret = KSFT_FAIL;
+	char *parent, *cg = NULL;
+
+	if (!mkdtemp(dir))
+		return KSFT_FAIL;
+	if (mount("tmpfs", dir, "tmpfs", 0, "huge=always")) {
+		ksft_print_msg("mount huge=always: %s\n", strerror(errno));
+		rmdir(dir);
+		return KSFT_FAIL;
+	}
+	parent = make_parent(root, "tmpfs_huge");
+	cg = parent ? make_child(parent, "writer") : NULL;
+	if (!cg)
+		goto cleanup;
+	if (cg_run(cg, body_huge, dir) || expect_tmpfs(cg, 0, "end"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	unlink("/tmp/tmpfs_collapse");
+	umount(dir);
+	rmdir(dir);
+	remove_cgroup(cg);
+	remove_cgroup(parent);
+	return ret;
+}
+
+static struct tmpfs_test tests[] = {
+	TMPFS_TEST(test_write_unlink_tmp),
+	TMPFS_TEST(test_write_unlink_dev_shm),
+	TMPFS_TEST(test_unlinked_open),
+	TMPFS_TEST(test_hardlink_rename),
+	TMPFS_TEST(test_truncate_punch_hole),
+	TMPFS_TEST(test_mmap_madv_remove),
+	TMPFS_TEST(test_peak_reset),
+	TMPFS_TEST(test_hierarchy_rmdir),
+	TMPFS_TEST(test_writer_pays),
+	TMPFS_TEST(test_task_moves),
+	TMPFS_TEST(test_scope_internal_shmem),
+	TMPFS_TEST(test_scope_userns_tmpfs),
+	TMPFS_TEST(test_swap_roundtrip),
+	TMPFS_TEST(test_huge_collapse_split),
+};
+
+int main(void)
+{
+	return run_tmpfs_tests(tests, ARRAY_SIZE(tests));
+}

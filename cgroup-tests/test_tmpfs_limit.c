@@ -1,0 +1,785 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memory.tmpfs.max and memory.tmpfs.events: the limit, the error each
+ * path gets, the hierarchy, the interface (../shared/spec/memory-tmpfs.md,
+ * "The interface" and "Enforcement"). Every case checks exact values, the
+ * invariants (current <= max, no OOM event or kill), and ends with
+ * memory.tmpfs.current back at 0.
+ */
+#include "tmpfs_util.h"
+
+#include <linux/io_uring.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/mount.h>
+#include <sys/sendfile.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+static long events_of(const char *cg, const char *key)
+{
+	return cg_read_key_long(cg, "memory.tmpfs.events", key);
+}
+
+/* Fail unless memory.tmpfs.events of CG reads max MAX and fail FAIL. */
+static int expect_events(const char *cg, long max, long fail, const char *when)
+{
+	long got_max = events_of(cg, "max "), got_fail = events_of(cg, "fail ");
+
+	if (got_max == max && got_fail == fail)
+		return 0;
+	ksft_print_msg("%s: %s memory.tmpfs.events max %ld fail %ld, expected %ld and %ld\n",
+		       when, cg, got_max, got_fail, max, fail);
+	return -1;
+}
+
+/* Invariants 1 and 6: within the limit, and no OOM because of it. */
+static int check_limit_invariants(const char *cg, const char *when)
+{
+	long cur = tmpfs_current(cg);
+	char buf[64];
+	long max = -1;
+
+	if (cg_read(cg, "memory.tmpfs.max", buf, sizeof(buf)))
+		return -1;
+	if (strncmp(buf, "max", 3))
+		max = atol(buf);
+	if (max >= 0 && cur > max) {
+		ksft_print_msg("%s: %s memory.tmpfs.current %ld > max %ld\n",
+			       when, cg, cur, max);
+		return -1;
+	}
+	if (cg_read_key_long(cg, "memory.events", "oom ") ||
+	    cg_read_key_long(cg, "memory.events", "oom_kill ")) {
+		ksft_print_msg("%s: %s has OOM events: oom %ld oom_kill %ld\n", when, cg,
+			       cg_read_key_long(cg, "memory.events", "oom "),
+			       cg_read_key_long(cg, "memory.events", "oom_kill "));
+		return -1;
+	}
+	return check_within_memory(cg, when);
+}
+
+struct setup {
+	char *parent, *cg;
+};
+
+/* A parent and a child cgroup whose memory.tmpfs.max is MAX. */
+static int setup(struct setup *s, const char *root, const char *name,
+		 const char *max)
+{
+	s->parent = make_parent(root, name);
+	s->cg = s->parent ? make_child(s->parent, "writer") : NULL;
+	if (!s->cg)
+		return -1;
+	return cg_write(s->cg, "memory.tmpfs.max", (char *)max);
+}
+
+static int teardown(struct setup *s, const char *path, int ret)
+{
+	if (path)
+		unlink(path);
+	if (ret == KSFT_PASS && s->cg &&
+	    (expect_tmpfs(s->cg, 0, "end") || expect_tmpfs(s->parent, 0, "end")))
+		ret = KSFT_FAIL;
+	remove_cgroup(s->cg);
+	remove_cgroup(s->parent);
+	return ret;
+}
+
+/*
+ * write(2) past the limit: a short count, then -1/EDQUOT; the mount is
+ * not full; events max and fail count each failure, on the cgroup and
+ * its parent; no OOM.
+ */
+static int body_write_over(const char *cgroup, void *arg)
+{
+	static char buf[2 * MiB];
+	const char *path = arg;
+	struct statfs sfs;
+	ssize_t w;
+	int fd;
+
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	if (fd < 0)
+		return -1;
+	memset(buf, 0x3c, sizeof(buf));
+	w = write(fd, buf, 2 * MiB);
+	if (w != 1 * MiB) {
+		ksft_print_msg("write of 2M under a 1M limit returned %zd (%s)\n", w,
+			       w < 0 ? strerror(errno) : "short");
+		return -1;
+	}
+	errno = 0;
+	w = write(fd, buf, 4096);
+	if (w != -1 || errno != EDQUOT) {
+		ksft_print_msg("write at the limit returned %zd, errno %d (%s), expected EDQUOT\n",
+			       w, errno, strerror(errno));
+		return -1;
+	}
+	if (fstatfs(fd, &sfs) || sfs.f_bavail * sfs.f_bsize < 8 * MiB) {
+		ksft_print_msg("statfs: the mount looks full\n");
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int test_write_edquot(const char *root)
+{
+	const char *path = "/tmp/tmpfs_limit_write";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (setup(&s, root, "tmpfs_limit_write", "1M"))
+		goto out;
+	if (cg_run(s.cg, body_write_over, (void *)path))
+		goto out;
+	if (expect_tmpfs(s.cg, 1 * MiB, "after EDQUOT") ||
+	    expect_long(s.cg, "memory.tmpfs.peak", 1 * MiB, "peak") ||
+	    check_limit_invariants(s.cg, "after EDQUOT") ||
+	    expect_events(s.cg, 2, 2, "cgroup") ||
+	    expect_events(s.parent, 2, 2, "parent, propagated"))
+		goto out;
+	if (unlink(path) || expect_tmpfs(s.cg, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	return teardown(&s, path, ret);
+}
+
+static sigjmp_buf sigbus_jmp;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(sigbus_jmp, 1);
+}
+
+/*
+ * Stores through MAP_SHARED past the limit: SIGBUS on the first page that
+ * does not fit, no OOM kill, no endless refault.
+ */
+static int body_mmap_over(const char *cgroup, void *arg)
+{
+	const char *path = arg;
+	volatile long stored = 0;
+	char *map;
+	int fd;
+
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0 || ftruncate(fd, 2 * MiB))
+		return -1;
+	map = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	signal(SIGBUS, on_sigbus);
+	if (sigsetjmp(sigbus_jmp, 1) == 0) {
+		for (long off = 0; off < 2 * MiB; off += page_size) {
+			map[off] = 1;
+			stored = off + page_size;
+		}
+		ksft_print_msg("stored 2M under a 1M limit without SIGBUS\n");
+		return -1;
+	}
+	if (stored != 1 * MiB) {
+		ksft_print_msg("SIGBUS after %ld bytes, expected after 1M\n", stored);
+		return -1;
+	}
+	munmap(map, 2 * MiB);
+	close(fd);
+	return 0;
+}
+
+static int test_mmap_sigbus(const char *root)
+{
+	const char *path = "/tmp/tmpfs_limit_mmap";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (setup(&s, root, "tmpfs_limit_mmap", "1M"))
+		goto out;
+	if (cg_run(s.cg, body_mmap_over, (void *)path))
+		goto out;
+	if (expect_tmpfs(s.cg, 1 * MiB, "after SIGBUS") ||
+	    check_limit_invariants(s.cg, "after SIGBUS") ||
+	    expect_events(s.cg, 1, 1, "after SIGBUS"))
+		goto out;
+	if (unlink(path))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	return teardown(&s, path, ret);
+}
+
+/* fallocate(2) past the limit: EDQUOT, and nothing of that call stays. */
+static int body_fallocate_over(const char *cgroup, void *arg)
+{
+	const char *path = arg;
+	int fd;
+
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0 || write_pattern(fd, 0, 512 * KiB) != 512 * KiB)
+		return -1;
+	if (expect_tmpfs(cgroup, 512 * KiB, "512K written"))
+		return -1;
+	errno = 0;
+	if (fallocate(fd, 0, 0, 2 * MiB) != -1 || errno != EDQUOT) {
+		ksft_print_msg("fallocate 2M under a 1M limit: errno %d (%s), expected EDQUOT\n",
+			       errno, strerror(errno));
+		return -1;
+	}
+	if (expect_tmpfs(cgroup, 512 * KiB, "after the failed fallocate"))
+		return -1;
+	if (fallocate(fd, 0, 512 * KiB, 256 * KiB)) {
+		ksft_print_msg("fallocate 256K within the limit: %s\n", strerror(errno));
+		return -1;
+	}
+	if (expect_tmpfs(cgroup, 768 * KiB, "after fallocate within the limit"))
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int test_fallocate_edquot(const char *root)
+{
+	const char *path = "/tmp/tmpfs_limit_falloc";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (setup(&s, root, "tmpfs_limit_falloc", "1M"))
+		goto out;
+	if (cg_run(s.cg, body_fallocate_over, (void *)path) ||
+	    check_limit_invariants(s.cg, "fallocate") ||
+	    expect_events(s.cg, 1, 1, "fallocate"))
+		goto out;
+	if (unlink(path))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	return teardown(&s, path, ret);
+}
+
+/*
+ * Hierarchy: the parent's limit stops the second child; the parent gets
+ * the max event, the child the fail event; an unlimited cgroup elsewhere
+ * is unaffected; the parent is the sum of its children.
+ */
+static int test_hierarchy_limit(const char *root)
+{
+	const char *pa = "/tmp/tmpfs_hl_a", *pb = "/tmp/tmpfs_hl_b",
+		   *po = "/tmp/tmpfs_hl_other";
+	char *parent, *a = NULL, *b = NULL, *other_parent, *other = NULL;
+	const char *children[2];
+	int ret = KSFT_FAIL;
+
+	parent = make_parent(root, "tmpfs_hl");
+	a = parent ? make_child(parent, "a") : NULL;
+	b = parent ? make_child(parent, "b") : NULL;
+	other_parent = make_parent(root, "tmpfs_hl_other");
+	other = other_parent ? make_child(other_parent, "sibling") : NULL;
+	if (!a || !b || !other) {
+		ksft_print_msg("cannot create the cgroups\n");
+		goto out;
+	}
+	children[0] = a;
+	children[1] = b;
+	if (cg_write(parent, "memory.tmpfs.max", "1M")) {
+		ksft_print_msg("cannot set the parent's limit\n");
+		goto out;
+	}
+	if (write_as(a, pa, 0, 768 * KiB, 768 * KiB) ||
+	    write_as(b, pb, 0, 512 * KiB, 256 * KiB))
+		goto out;
+	if (expect_tmpfs(a, 768 * KiB, "a") || expect_tmpfs(b, 256 * KiB, "b") ||
+	    check_parent_sum(parent, children, 2, 0, "parent = a + b") ||
+	    expect_tmpfs(parent, 1 * MiB, "parent at its limit") ||
+	    check_limit_invariants(parent, "parent") ||
+	    expect_events(parent, 1, 1, "parent: its limit, b's failure") ||
+	    expect_events(b, 0, 1, "b: failed on the parent's limit") ||
+	    expect_events(a, 0, 0, "a: no failure"))
+		goto out;
+	if (write_as(other, po, 0, 4 * MiB, 4 * MiB) ||
+	    expect_tmpfs(other, 4 * MiB, "unlimited cgroup") ||
+	    expect_events(other, 0, 0, "unlimited cgroup"))
+		goto out;
+	if (unlink(pa) || unlink(pb) || unlink(po)) {
+		ksft_print_msg("unlink: %s\n", strerror(errno));
+		goto out;
+	}
+	if (expect_tmpfs(parent, 0, "freed") || expect_tmpfs(other, 0, "freed"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	unlink(pa);
+	unlink(pb);
+	unlink(po);
+	remove_cgroup(a);
+	remove_cgroup(b);
+	remove_cgroup(parent);
+	remove_cgroup(other);
+	remove_cgroup(other_parent);
+	return ret;
+}
+
+/* Write VALUE to FILE of CG in one write(2): 0, or the errno. */
+static int write_errno(const char *cg, const char *file, const char *value)
+{
+	char *path = cg_control(cg, file);
+	int fd = open(path, O_WRONLY), err = 0;
+
+	free(path);
+	if (fd < 0)
+		return errno;
+	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		err = errno ? errno : EIO;
+	close(fd);
+	return err;
+}
+
+/* Write VALUE to memory.tmpfs.max; expect ERR (0 or an errno), then READ. */
+static int try_max(const char *cg, const char *value, int err, const char *read)
+{
+	char *path = cg_control(cg, "memory.tmpfs.max");
+	char buf[64];
+	int fd, ret = 0;
+	ssize_t w;
+
+	fd = open(path, O_WRONLY);
+	free(path);
+	if (fd < 0)
+		return -1;
+	errno = 0;
+	w = write(fd, value, strlen(value));
+	close(fd);
+	if (err ? (w != -1 || errno != err) : w != (ssize_t)strlen(value)) {
+		ksft_print_msg("writing \"%s\": returned %zd errno %d (%s), expected %s\n",
+			       value, w, errno, strerror(errno),
+			       err ? strerror(err) : "success");
+		ret = -1;
+	}
+	if (cg_read(cg, "memory.tmpfs.max", buf, sizeof(buf)) ||
+	    strcmp(buf, read)) {
+		ksft_print_msg("after writing \"%s\": memory.tmpfs.max reads \"%.*s\", expected \"%.*s\"\n",
+			       value, (int)strcspn(buf, "\n"), buf,
+			       (int)strcspn(read, "\n"), read);
+		ret = -1;
+	}
+	return ret;
+}
+
+/*
+ * Parsed as memory.swap.max: "max", numbers with K/M/G suffixes, rounded
+ * down to pages; EINVAL and the old value kept otherwise. Not on the
+ * root cgroup.
+ */
+static int test_max_interface(const char *root)
+{
+	struct setup s = { 0 };
+	char page[32], page_plus[32], expect[32];
+	int ret = KSFT_FAIL;
+
+	if (setup(&s, root, "tmpfs_max_if", "max"))
+		goto out;
+	snprintf(page, sizeof(page), "%ld\n", page_size);
+	snprintf(page_plus, sizeof(page_plus), "%ld", page_size + 1);
+	if (try_max(s.cg, "max", 0, "max\n") ||
+	    try_max(s.cg, "1M", 0, "1048576\n") ||
+	    try_max(s.cg, "16K", 0, "16384\n") ||
+	    try_max(s.cg, "2G", 0, "2147483648\n") ||
+	    try_max(s.cg, page_plus, 0, page) ||	/* rounded down */
+	    try_max(s.cg, "100", 0, "0\n") ||
+	    try_max(s.cg, "1M\n", 0, "1048576\n"))
+		goto out;
+	snprintf(expect, sizeof(expect), "%ld\n", 1 * MiB);
+	if (try_max(s.cg, "abc", EINVAL, expect) ||
+	    try_max(s.cg, "-1", EINVAL, expect) ||
+	    try_max(s.cg, "1X", EINVAL, expect) ||
+	    try_max(s.cg, "1.5M", EINVAL, expect) ||
+	    try_max(s.cg, "maxx", EINVAL, expect))
+		goto out;
+	/* memory.swap.max answers the same */
+	if (!access(cg_control(s.cg, "memory.swap.max"), F_OK)) {
+		const char *bad[] = { "abc", "-1", "1X", "1.5M", "maxx" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+			if (write_errno(s.cg, "memory.swap.max", bad[i]) != EINVAL) {
+				ksft_print_msg("memory.swap.max: \"%s\" is not EINVAL\n", bad[i]);
+				goto out;
+			}
+		}
+	}
+	{
+		char *rootfile = cg_control(root, "memory.tmpfs.max");
+
+		if (!access(rootfile, F_OK)) {
+			ksft_print_msg("%s exists on the root cgroup\n", rootfile);
+			free(rootfile);
+			goto out;
+		}
+		free(rootfile);
+	}
+	ret = KSFT_PASS;
+out:
+	return teardown(&s, NULL, ret);
+}
+
+/*
+ * max=0 refuses data, not files, directories or short symlinks; a long
+ * symlink is data. Lowering max below usage succeeds and frees nothing.
+ */
+static int body_max_zero(const char *cgroup, void *arg)
+{
+	char target[300];
+	int fd;
+
+	if (mkdir("/tmp/tmpfs_zero_dir", 0755) ||
+	    symlink("short", "/tmp/tmpfs_zero_dir/short")) {
+		ksft_print_msg("mkdir or a short symlink under max=0: %s\n", strerror(errno));
+		return -1;
+	}
+	fd = open("/tmp/tmpfs_zero_dir/file", O_CREAT | O_WRONLY, 0644);
+	if (fd < 0) {
+		ksft_print_msg("creating a file under max=0: %s\n", strerror(errno));
+		return -1;
+	}
+	errno = 0;
+	if (write(fd, "x", 1) != -1 || errno != EDQUOT) {
+		ksft_print_msg("one byte under max=0: errno %d, expected EDQUOT\n", errno);
+		return -1;
+	}
+	close(fd);
+	memset(target, 'l', sizeof(target) - 1);
+	target[sizeof(target) - 1] = '\0';
+	errno = 0;
+	if (symlink(target, "/tmp/tmpfs_zero_dir/long") != -1 || errno != EDQUOT) {
+		ksft_print_msg("a 299-byte symlink under max=0: errno %d, expected EDQUOT\n",
+			       errno);
+		return -1;
+	}
+	return expect_tmpfs(cgroup, 0, "max=0");
+}
+
+static int test_max_zero_and_lowering(const char *root)
+{
+	const char *path = "/tmp/tmpfs_lower";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (setup(&s, root, "tmpfs_zero", "0"))
+		goto out;
+	if (cg_run(s.cg, body_max_zero, NULL))
+		goto out;
+	if (cg_write(s.cg, "memory.tmpfs.max", "max") ||
+	    write_as(s.cg, path, 0, 2 * MiB, 2 * MiB))
+		goto out;
+	if (cg_write(s.cg, "memory.tmpfs.max", "1M") ||
+	    expect_tmpfs(s.cg, 2 * MiB, "max lowered below usage: nothing freed") ||
+	    write_as(s.cg, path, 2 * MiB, 4096, 0))
+		goto out;
+	if (truncate(path, 512 * KiB) ||
+	    write_as(s.cg, path, 512 * KiB, 1 * MiB, 512 * KiB) ||
+	    expect_tmpfs(s.cg, 1 * MiB, "back under, then at the limit"))
+		goto out;
+	if (unlink(path))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	unlink("/tmp/tmpfs_zero_dir/file");
+	unlink("/tmp/tmpfs_zero_dir/short");
+	unlink("/tmp/tmpfs_zero_dir/long");
+	rmdir("/tmp/tmpfs_zero_dir");
+	return teardown(&s, path, ret);
+}
+
+/* A change of memory.tmpfs.events wakes inotify and poll(POLLPRI). */
+static int test_events_notify(const char *root)
+{
+	const char *path = "/tmp/tmpfs_notify";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL, ino = -1, wd, pfd = -1;
+	char *events = NULL, buf[4096];
+	struct pollfd p[2];
+
+	if (setup(&s, root, "tmpfs_notify", "64K"))
+		goto out;
+	events = cg_control(s.cg, "memory.tmpfs.events");
+	ino = inotify_init1(IN_NONBLOCK);
+	wd = ino >= 0 ? inotify_add_watch(ino, events, IN_MODIFY) : -1;
+	pfd = open(events, O_RDONLY);
+	if (wd < 0 || pfd < 0 || read(pfd, buf, sizeof(buf)) <= 0)
+		goto out;
+	if (write_as(s.cg, path, 0, 128 * KiB, 64 * KiB))
+		goto out;
+	p[0] = (struct pollfd){ .fd = ino, .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = pfd, .events = POLLPRI };
+	if (poll(&p[0], 1, 5000) < 0 || poll(&p[1], 1, 5000) < 0)
+		goto out;
+	if (!(p[0].revents & POLLIN) || !(p[1].revents & POLLPRI)) {
+		ksft_print_msg("no wakeup: inotify revents %#x, poll revents %#x\n",
+			       p[0].revents, p[1].revents);
+		goto out;
+	}
+	if (read(ino, buf, sizeof(buf)) <= 0 ||
+	    expect_events(s.cg, 1, 1, "after the failure"))
+		goto out;
+	if (unlink(path))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	if (ino >= 0)
+		close(ino);
+	if (pfd >= 0)
+		close(pfd);
+	free(events);
+	return teardown(&s, path, ret);
+}
+
+/* huge=always, max=3M, write 4M: exactly 3M, huge folios falling back. */
+static int test_huge_limit(const char *root)
+{
+	char dir[] = "/tmp/tmpfs_hlim.XXXXXX", path[PATH_MAX];
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+	bool mounted = false;
+
+	if (!mkdtemp(dir))
+		return KSFT_FAIL;
+	snprintf(path, sizeof(path), "%s/data", dir);
+	if (mount("tmpfs", dir, "tmpfs", 0, "huge=always"))
+		goto out;
+	mounted = true;
+	if (setup(&s, root, "tmpfs_huge_limit", "3M"))
+		goto out;
+	if (write_as(s.cg, path, 0, 4 * MiB, 3 * MiB) ||
+	    expect_tmpfs(s.cg, 3 * MiB, "huge=always at a 3M limit") ||
+	    check_limit_invariants(s.cg, "huge") ||
+	    expect_long(s.cg, "memory.tmpfs.peak", 3 * MiB, "peak") ||
+	    expect_events(s.cg, 1, 1, "huge: one failure, no fallback counted"))
+		goto out;
+	if (unlink(path))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	ret = teardown(&s, path, ret);
+	if (mounted)
+		umount(dir);
+	rmdir(dir);
+	return ret;
+}
+
+/* At the limit with data in swap: no bypass through swap. */
+static int test_swap_no_bypass(const char *root)
+{
+	const char *path = "/tmp/tmpfs_swap_limit";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL, i;
+
+	if (setup(&s, root, "tmpfs_swap_limit", "4M"))
+		goto out;
+	if (write_as(s.cg, path, 0, 4 * MiB, 4 * MiB))
+		goto out;
+	for (i = 0; i < 10 && cg_read_long(s.cg, "memory.swap.current") < 3 * MiB; i++)
+		cg_write(s.cg, "memory.reclaim", "8M");
+	if (cg_read_long(s.cg, "memory.swap.current") < 3 * MiB) {
+		ksft_print_msg("memory.reclaim did not swap the data out\n");
+		goto out;
+	}
+	if (expect_tmpfs(s.cg, 4 * MiB, "in swap") ||
+	    write_as(s.cg, path, 4 * MiB, 1 * MiB, 0) ||
+	    expect_tmpfs(s.cg, 4 * MiB, "no bypass through swap") ||
+	    verify_file(path, 4 * MiB) ||
+	    check_limit_invariants(s.cg, "swap"))
+		goto out;
+	if (unlink(path))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	return teardown(&s, path, ret);
+}
+
+/*
+ * One IORING_OP_WRITE through a raw io_uring; returns the cqe result:
+ * bytes written or -errno.
+ */
+static long uring_write(int fd, const void *buf, unsigned int len, off_t off)
+{
+	struct io_uring_params par = { 0 };
+	struct io_uring_sqe *sqes, *sqe;
+	struct io_uring_cqe *cqe;
+	unsigned int *sq_tail, *sq_array, *cq_head;
+	size_t sq_len, cq_len;
+	void *sq, *cq;
+	long res;
+	int ring;
+
+	ring = syscall(__NR_io_uring_setup, 1, &par);
+	if (ring < 0)
+		return -1000 - errno;
+	sq_len = par.sq_off.array + par.sq_entries * sizeof(unsigned int);
+	cq_len = par.cq_off.cqes + par.cq_entries * sizeof(struct io_uring_cqe);
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		  IORING_OFF_SQ_RING);
+	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		  IORING_OFF_CQ_RING);
+	sqes = mmap(NULL, par.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
+		    MAP_SHARED, ring, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) {
+		close(ring);
+		return -2000;
+	}
+	sq_tail = (unsigned int *)((char *)sq + par.sq_off.tail);
+	sq_array = (unsigned int *)((char *)sq + par.sq_off.array);
+	cq_head = (unsigned int *)((char *)cq + par.cq_off.head);
+	sqe = &sqes[0];
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_WRITE;
+	sqe->fd = fd;
+	sqe->addr = (unsigned long)buf;
+	sqe->len = len;
+	sqe->off = off;
+	sq_array[0] = 0;
+	__atomic_store_n(sq_tail, *sq_tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS,
+		    NULL, 0) < 0) {
+		close(ring);
+		return -3000 - errno;
+	}
+	cqe = (struct io_uring_cqe *)((char *)cq + par.cq_off.cqes);
+	res = cqe[*cq_head & (par.cq_entries - 1)].res;
+	close(ring);
+	return res;
+}
+
+enum write_path { PWRITE, WRITEV, SPLICE, SENDFILE, COPY_FILE_RANGE, O_DIRECT_WRITE,
+		  IO_URING, NR_PATHS };
+static const char * const path_names[] = { "pwrite", "writev", "splice",
+	"sendfile", "copy_file_range", "O_DIRECT write", "io_uring write" };
+
+#define SRC "/tmp/tmpfs_paths_src"	/* 128K, written by the root cgroup */
+
+/* LEN bytes into FD at OFF through PATH: bytes written, or -errno. */
+static long write_via(enum write_path path, int fd, long off, long len)
+{
+	static char *buf;
+	struct iovec iov[2];
+	int pipefd[2], src;
+	loff_t in_off = 0, out_off = off;
+	long r;
+
+	if (!buf && posix_memalign((void **)&buf, 4096, 128 * KiB))
+		return -ENOMEM;
+	memset(buf, 0x77, 128 * KiB);
+	switch (path) {
+	case PWRITE:
+		r = pwrite(fd, buf, len, off);
+		break;
+	case WRITEV:
+		iov[0] = (struct iovec){ buf, len / 2 };
+		iov[1] = (struct iovec){ buf + len / 2, len - len / 2 };
+		r = pwritev(fd, iov, 2, off);
+		break;
+	case SPLICE:
+		if (pipe(pipefd))
+			return -errno;
+		fcntl(pipefd[1], F_SETPIPE_SZ, 256 * KiB);
+		if (write(pipefd[1], buf, len) != len)
+			return -EIO;
+		r = splice(pipefd[0], NULL, fd, &out_off, len, 0);
+		if (r < 0)
+			r = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return r;
+	case SENDFILE:
+	case COPY_FILE_RANGE:
+		src = open(SRC, O_RDONLY);
+		if (src < 0)
+			return -errno;
+		if (lseek(fd, off, SEEK_SET) < 0)
+			return -errno;
+		r = path == SENDFILE ? sendfile(fd, src, &in_off, len) :
+			copy_file_range(src, &in_off, fd, &out_off, len, 0);
+		if (r < 0)
+			r = -errno;
+		close(src);
+		return r;
+	case O_DIRECT_WRITE:
+		r = pwrite(fd, buf, len, off);
+		break;
+	case IO_URING:
+		return uring_write(fd, buf, len, off);
+	default:
+		return -EINVAL;
+	}
+	return r < 0 ? -errno : r;
+}
+
+/* In a cgroup with a 64K limit: 128K gives 64K, then EDQUOT. */
+static int body_write_path(const char *cgroup, void *arg)
+{
+	enum write_path path = (long)arg;
+	const char *name = path_names[path];
+	long first, second;
+	int fd;
+
+	fd = open("/tmp/tmpfs_paths", O_CREAT | O_TRUNC | O_RDWR |
+		  (path == O_DIRECT_WRITE ? O_DIRECT : 0), 0644);
+	if (fd < 0) {
+		ksft_print_msg("%s: open: %s\n", name, strerror(errno));
+		return -1;
+	}
+	first = write_via(path, fd, 0, 128 * KiB);
+	second = write_via(path, fd, first > 0 ? first : 0, 4 * KiB);
+	close(fd);
+	if (first != 64 * KiB || second != -EDQUOT) {
+		ksft_print_msg("%s: 128K at a 64K limit gave %ld, then 4K gave %ld; expected 65536, then %d (EDQUOT)\n",
+			       name, first, second, -EDQUOT);
+		return -1;
+	}
+	return expect_tmpfs(cgroup, 64 * KiB, name);
+}
+
+/* Every write path stops at the limit with EDQUOT. */
+static int test_write_paths(const char *root)
+{
+	struct setup s = { 0 };
+	int ret = KSFT_PASS;
+	long p;
+
+	if (write_file(SRC, 128 * KiB))
+		return KSFT_FAIL;
+	for (p = 0; p < NR_PATHS; p++) {
+		if (setup(&s, root, "tmpfs_paths", "64K") ||
+		    cg_run(s.cg, body_write_path, (void *)p) ||
+		    check_limit_invariants(s.cg, path_names[p]) ||
+		    events_of(s.cg, "max ") < 1)
+			ret = KSFT_FAIL;
+		else
+			ksft_print_msg("%s: 64K, then EDQUOT\n", path_names[p]);
+		unlink("/tmp/tmpfs_paths");
+		ret = teardown(&s, NULL, ret);
+		s = (struct setup){ 0 };
+	}
+	unlink(SRC);
+	return ret;
+}
+
+static struct tmpfs_test tests[] = {
+	TMPFS_TEST(test_write_edquot),
+	TMPFS_TEST(test_mmap_sigbus),
+	TMPFS_TEST(test_fallocate_edquot),
+	TMPFS_TEST(test_write_paths),
+	TMPFS_TEST(test_hierarchy_limit),
+	TMPFS_TEST(test_max_interface),
+	TMPFS_TEST(test_max_zero_and_lowering),
+	TMPFS_TEST(test_events_notify),
+	TMPFS_TEST(test_huge_limit),
+	TMPFS_TEST(test_swap_no_bypass),
+};
+
+int main(void)
+{
+	return run_tmpfs_tests(tests, ARRAY_SIZE(tests));
+}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the memory.tmpfs tests: a parent cgroup with the
+ * memory controller for its children, file I/O that reports errno, and
+ * the invariants of the spec, checked after every step.
+ */
+#ifndef TMPFS_UTIL_H
+#define TMPFS_UTIL_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kselftest.h"
+#include "cgroup/cgroup_util.h"
+
+#define KiB 1024L
+#define MiB (1024L * 1024L)
+
+static long page_size;
+
+static inline long pages_of(long bytes)
+{
+	return (bytes + page_size - 1) / page_size * page_size;
+}
+
+/* The cgroup's memory.tmpfs.current, or -1 when it cannot be read. */
+static inline long tmpfs_current(const char *cg)
+{
+	return cg_read_long(cg, "memory.tmpfs.current");
+}
+
+/* Fail (return -1, printing both values) unless FILE of CG reads WANT. */
+static inline int expect_long(const char *cg, const char *file, long want,
+			      const char *when)
+{
+	long got = cg_read_long(cg, file);
+
+	if (got == want)
+		return 0;
+	ksft_print_msg("%s: %s/%s is %ld, expected %ld\n", when, cg, file,
+		       got, want);
+	return -1;
+}
+
+static inline int expect_tmpfs(const char *cg, long want, const char *when)
+{
+	return expect_long(cg, "memory.tmpfs.current", want, when);
+}
+
+/* Invariant 4: tmpfs data is memory or swap of the cgroup. */
+static inline int check_within_memory(const char *cg, const char *when)
+{
+	long tmpfs = tmpfs_current(cg);
+	long mem = cg_read_long(cg, "memory.current");
+	long swap = cg_read_long(cg, "memory.swap.current");
+
+	if (tmpfs < 0 || mem < 0 || swap < 0 || tmpfs > mem + swap) {
+		ksft_print_msg("%s: %s: tmpfs.current %ld > memory.current %ld + swap.current %ld\n",
+			       when, cg, tmpfs, mem, swap);
+		return -1;
+	}
+	return 0;
+}
+
+/* Invariant 2: a parent holds its children's charges plus its own. */
+static inline int check_parent_sum(const char *parent, const char **children,
+				   int n, long own, const char *when)
+{
+	long sum = own;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += tmpfs_current(children[i]);
+	return expect_tmpfs(parent, sum, when);
+}
+
+/*
+ * Write LEN bytes of a pattern at OFF; returns the bytes written, or
+ * -errno when none could be. A write that stops early leaves errno set.
+ */
+static inline long write_pattern(int fd, long off, long len)
+{
+	static char chunk[64 * 1024];
+	long done = 0;
+
+	for (size_t i = 0; i < sizeof(chunk); i++)
+		chunk[i] = (char)(i * 7 + 1);
+	while (done < len) {
+		long n = len - done;
+		ssize_t w;
+
+		if (n > (long)sizeof(chunk))
+			n = sizeof(chunk);
+		w = pwrite(fd, chunk, n, off + done);
+		if (w < 0)
+			return done ? done : -errno;
+		if (w == 0)
+			break;
+		done += w;
+	}
+	return done;
+}
+
+/* Create PATH and write LEN bytes into it; 0 on success. */
+static inline int write_file(const char *path, long len)
+{
+	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	long w;
+
+	if (fd < 0) {
+		ksft_print_msg("open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	w = write_pattern(fd, 0, len);
+	close(fd);
+	if (w != len) {
+		ksft_print_msg("write %s: %ld of %ld bytes (%s)\n", path,
+			       w < 0 ? 0 : w, len, w < 0 ? strerror(-w) : "short");
+		return -1;
+	}
+	return 0;
+}
+
+/* Check the pattern of write_pattern() over [0, LEN) of PATH. */
+static inline int verify_file(const char *path, long len)
+{
+	char buf[4096];
+	long off = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	while (off < len) {
+		ssize_t r = pread(fd, buf, sizeof(buf), off);
+
+		if (r <= 0) {
+			close(fd);
+			return -1;
+		}
+		for (ssize_t i = 0; i < r; i++) {
+			if (buf[i] != (char)(((off + i) % (64 * 1024)) * 7 + 1)) {
+				ksft_print_msg("%s: byte %ld differs\n", path, off + i);
+				close(fd);
+				return -1;
+			}
+		}
+		off += r;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * A write by a task in the cgroup (cg_run(cg, write_req_body, &req)):
+ * LEN bytes at OFF into PATH (created if needed); exactly WANT of them
+ * must be written, and when WANT < LEN the write must stop with EDQUOT.
+ */
+struct write_req {
+	const char *path;
+	long off, len, want;
+};
+
+static inline int write_req_body(const char *cgroup, void *arg)
+{
+	const struct write_req *r = arg;
+	int fd = open(r->path, O_CREAT | O_WRONLY, 0644);
+	long w;
+
+	if (fd < 0) {
+		ksft_print_msg("open %s: %s\n", r->path, strerror(errno));
+		return -1;
+	}
+	errno = 0;
+	w = write_pattern(fd, r->off, r->len);
+	if (w < 0) {
+		errno = -w;
+		w = 0;
+	}
+	close(fd);
+	if (w != r->want || (w < r->len && errno != EDQUOT)) {
+		ksft_print_msg("%s: wrote %ld of %ld bytes (errno %d %s), expected %ld%s\n",
+			       r->path, w, r->len, errno, strerror(errno), r->want,
+			       r->want < r->len ? " then EDQUOT" : "");
+		return -1;
+	}
+	return 0;
+}
+
+static inline int write_as(const char *cg, const char *path, long off,
+			   long len, long want)
+{
+	struct write_req r = { path, off, len, want };
+
+	return cg_run(cg, write_req_body, &r);
+}
+
+/* A parent cgroup that enables the memory controller for its children. */
+static inline char *make_parent(const char *root, const char *name)
+{
+	char *cg = cg_name(root, name);
+
+	if (!cg)
+		return NULL;
+	if (cg_create(cg) || cg_write(cg, "cgroup.subtree_control", "+memory")) {
+		cg_destroy(cg);
+		free(cg);
+		return NULL;
+	}
+	return cg;
+}
+
+static inline char *make_child(const char *parent, const char *name)
+{
+	char *cg = cg_name(parent, name);
+
+	if (!cg)
+		return NULL;
+	if (cg_create(cg)) {
+		free(cg);
+		return NULL;
+	}
+	return cg;
+}
+
+static inline void remove_cgroup(char *cg)
+{
+	if (cg) {
+		cg_destroy(cg);
+		free(cg);
+	}
+}
+
+struct tmpfs_test {
+	int (*fn)(const char *root);
+	const char *name;
+};
+
+/* main() of every memory.tmpfs test program. */
+static inline int run_tmpfs_tests(struct tmpfs_test *tests, int n)
+{
+	char root[PATH_MAX];
+	char *probe;
+	int i;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	ksft_print_header();
+	ksft_set_plan(n);
+	if (cg_find_unified_root(root, sizeof(root), NULL))
+		ksft_exit_skip("cgroup v2 isn't mounted\n");
+	if (cg_read_strstr(root, "cgroup.subtree_control", "memory"))
+		if (cg_write(root, "cgroup.subtree_control", "+memory"))
+			ksft_exit_skip("Failed to enable the memory controller\n");
+	probe = make_parent(root, "tmpfs_probe");
+	if (!probe)
+		ksft_exit_fail_msg("cannot create a cgroup\n");
+	/* these tests are the series' own: a kernel without it fails them */
+	if (access(cg_control(probe, "memory.tmpfs.current"), F_OK)) {
+		remove_cgroup(probe);
+		ksft_exit_fail_msg("memory.tmpfs.current does not exist: kernel without memory.tmpfs\n");
+	}
+	remove_cgroup(probe);
+
+	for (i = 0; i < n; i++) {
+		switch (tests[i].fn(root)) {
+		case KSFT_PASS:
+			ksft_test_result_pass("%s\n", tests[i].name);
+			break;
+		case KSFT_SKIP:
+			ksft_test_result_skip("%s\n", tests[i].name);
+			break;
+		default:
+			ksft_test_result_fail("%s\n", tests[i].name);
+			break;
+		}
+	}
+	ksft_finished();
+	return 0;
+}
+
+#define TMPFS_TEST(x) { x, #x }
+
+#endif /* TMPFS_UTIL_H */
