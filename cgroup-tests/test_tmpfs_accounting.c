@@ -120,28 +120,16 @@ static int body_madv_remove(const char *cgroup, void *arg)
 static int run_case(const char *root, const char *name,
 		    int (*body)(const char *, void *), struct ctx *c)
 {
+	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
-	char *parent, *cg = NULL;
 
-	parent = make_parent(root, name);
-	if (!parent)
-		goto cleanup;
-	cg = make_child(parent, "writer");
-	if (!cg)
-		goto cleanup;
-	if (cg_run(cg, body, c))
-		goto cleanup;
-	if (expect_tmpfs(cg, 0, "end") || expect_tmpfs(parent, 0, "end, parent"))
-		goto cleanup;
+	if (setup(&s, root, name, "max") || cg_run(s.cg, body, c))
+		goto out;
 	ret = KSFT_PASS;
-cleanup:
-	if (c->path)
-		unlink(c->path);
+out:
 	if (c->path2)
 		unlink(c->path2);
-	remove_cgroup(cg);
-	remove_cgroup(parent);
-	return ret;
+	return teardown(&s, c->path, ret);
 }
 
 static int test_write_unlink_tmp(const char *root)
@@ -236,12 +224,12 @@ static int test_peak_reset(const char *root)
 {
 	const char *path = "/tmp/tmpfs_peak";
 	int ret = KSFT_FAIL, reset_fd = -1, plain_fd = -1;
-	char *parent, *cg = NULL, *peak = NULL;
+	struct setup s = { 0 };
+	char *cg, *peak = NULL;
 
-	parent = make_parent(root, "tmpfs_peak");
-	cg = parent ? make_child(parent, "writer") : NULL;
-	if (!cg)
+	if (setup(&s, root, "tmpfs_peak", "max"))
 		goto cleanup;
+	cg = s.cg;
 	if (do_op(cg, path, 0, 2 * MiB, 512 * KiB) ||
 	    expect_tmpfs(cg, 512 * KiB, "2M written, truncated to 512K") ||
 	    expect_long(cg, "memory.tmpfs.peak", 2 * MiB, "global peak"))
@@ -265,7 +253,7 @@ static int test_peak_reset(const char *root)
 		goto cleanup;
 	if (unlink(path) || expect_tmpfs(cg, 0, "unlinked") ||
 	    expect_fd(reset_fd, 1 * MiB, "reset fd, after unlink") ||
-	    expect_long(parent, "memory.tmpfs.peak", 2 * MiB, "parent peak"))
+	    expect_long(s.parent, "memory.tmpfs.peak", 2 * MiB, "parent peak"))
 		goto cleanup;
 	ret = KSFT_PASS;
 cleanup:
@@ -274,10 +262,7 @@ cleanup:
 	if (plain_fd >= 0)
 		close(plain_fd);
 	free(peak);
-	unlink(path);
-	remove_cgroup(cg);
-	remove_cgroup(parent);
-	return ret;
+	return teardown(&s, path, ret);
 }
 
 /*
@@ -440,20 +425,15 @@ static int body_internal_shmem(const char *cgroup, void *arg)
 
 static int test_scope_internal_shmem(const char *root)
 {
+	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
-	char *parent, *cg = NULL;
 
-	parent = make_parent(root, "tmpfs_scope");
-	cg = parent ? make_child(parent, "writer") : NULL;
-	if (!cg)
-		goto cleanup;
-	if (cg_run(cg, body_internal_shmem, NULL) || expect_tmpfs(cg, 0, "exited"))
-		goto cleanup;
+	if (setup(&s, root, "tmpfs_scope", "max") ||
+	    cg_run(s.cg, body_internal_shmem, NULL))
+		goto out;
 	ret = KSFT_PASS;
-cleanup:
-	remove_cgroup(cg);
-	remove_cgroup(parent);
-	return ret;
+out:
+	return teardown(&s, NULL, ret);
 }
 
 static int write_id_map(const char *file, unsigned int id)
@@ -510,27 +490,20 @@ static int body_userns_tmpfs(const char *cgroup, void *arg)
 static int test_scope_userns_tmpfs(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_userns.XXXXXX";
+	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
-	char *parent, *cg = NULL;
 
 	if (!mkdtemp(dir))
 		return KSFT_FAIL;
 	chmod(dir, 0777);
-	parent = make_parent(root, "tmpfs_userns");
-	cg = parent ? make_child(parent, "writer") : NULL;
-	if (!cg)
-		goto cleanup;
-	if (cg_run(cg, body_userns_tmpfs, dir))
-		goto cleanup;
-	/* the namespace died with the task: the mount and its data too */
-	if (expect_tmpfs(cg, 0, "namespace gone"))
-		goto cleanup;
+	if (setup(&s, root, "tmpfs_userns", "max") ||
+	    cg_run(s.cg, body_userns_tmpfs, dir))
+		goto out;
+	/* teardown: the namespace died with the task, the mount and data too */
 	ret = KSFT_PASS;
-cleanup:
+out:
 	rmdir(dir);
-	remove_cgroup(cg);
-	remove_cgroup(parent);
-	return ret;
+	return teardown(&s, NULL, ret);
 }
 
 /*
@@ -542,13 +515,14 @@ static int test_swap_roundtrip(const char *root)
 {
 	const char *path = "/tmp/tmpfs_swap";
 	int ret = KSFT_FAIL, i;
-	char *parent, *cg = NULL;
+	struct setup s = { 0 };
 	long swapped = 0, slack;
+	char *cg, *parent;
 
-	parent = make_parent(root, "tmpfs_swap");
-	cg = parent ? make_child(parent, "writer") : NULL;
-	if (!cg)
+	if (setup(&s, root, "tmpfs_swap", "max"))
 		goto cleanup;
+	cg = s.cg;
+	parent = s.parent;
 	if (do_op(cg, path, 0, 4 * MiB, -1) || expect_tmpfs(cg, 4 * MiB, "written"))
 		goto cleanup;
 	for (i = 0; i < 10 && swapped < 3 * MiB; i++) {
@@ -584,10 +558,7 @@ static int test_swap_roundtrip(const char *root)
 		goto cleanup;
 	ret = KSFT_PASS;
 cleanup:
-	unlink(path);
-	remove_cgroup(cg);
-	remove_cgroup(parent);
-	return ret;
+	return teardown(&s, path, ret);
 }
 
 #ifndef MADV_COLLAPSE
@@ -655,8 +626,8 @@ static int body_huge(const char *cgroup, void *arg)
 static int test_huge_collapse_split(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_huge.XXXXXX";
+	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
-	char *parent, *cg = NULL;
 
 	if (!mkdtemp(dir))
 		return KSFT_FAIL;
@@ -665,19 +636,13 @@ static int test_huge_collapse_split(const char *root)
 		rmdir(dir);
 		return KSFT_FAIL;
 	}
-	parent = make_parent(root, "tmpfs_huge");
-	cg = parent ? make_child(parent, "writer") : NULL;
-	if (!cg)
-		goto cleanup;
-	if (cg_run(cg, body_huge, dir) || expect_tmpfs(cg, 0, "end"))
-		goto cleanup;
+	if (setup(&s, root, "tmpfs_huge", "max") || cg_run(s.cg, body_huge, dir))
+		goto out;
 	ret = KSFT_PASS;
-cleanup:
-	unlink("/tmp/tmpfs_collapse");
+out:
+	ret = teardown(&s, "/tmp/tmpfs_collapse", ret);
 	umount(dir);
 	rmdir(dir);
-	remove_cgroup(cg);
-	remove_cgroup(parent);
 	return ret;
 }
 

@@ -62,33 +62,6 @@ static int check_limit_invariants(const char *cg, const char *when)
 	return check_within_memory(cg, when);
 }
 
-struct setup {
-	char *parent, *cg;
-};
-
-/* A parent and a child cgroup whose memory.tmpfs.max is MAX. */
-static int setup(struct setup *s, const char *root, const char *name,
-		 const char *max)
-{
-	s->parent = make_parent(root, name);
-	s->cg = s->parent ? make_child(s->parent, "writer") : NULL;
-	if (!s->cg)
-		return -1;
-	return cg_write(s->cg, "memory.tmpfs.max", (char *)max);
-}
-
-static int teardown(struct setup *s, const char *path, int ret)
-{
-	if (path)
-		unlink(path);
-	if (ret == KSFT_PASS && s->cg &&
-	    (expect_tmpfs(s->cg, 0, "end") || expect_tmpfs(s->parent, 0, "end")))
-		ret = KSFT_FAIL;
-	remove_cgroup(s->cg);
-	remove_cgroup(s->parent);
-	return ret;
-}
-
 /*
  * write(2) past the limit: a short count, then -1/EDQUOT; the mount is
  * not full; events max and fail count each failure, on the cgroup and

@@ -240,6 +240,38 @@ static inline void remove_cgroup(char *cg)
 	}
 }
 
+/* The cgroups of one case: a parent, and a child "writer" that runs it. */
+struct setup {
+	char *parent, *cg;
+};
+
+/* A parent and a child cgroup whose memory.tmpfs.max is MAX. */
+static inline int setup(struct setup *s, const char *root, const char *name,
+		 const char *max)
+{
+	s->parent = make_parent(root, name);
+	s->cg = s->parent ? make_child(s->parent, "writer") : NULL;
+	if (!s->cg)
+		return -1;
+	return cg_write(s->cg, "memory.tmpfs.max", (char *)max);
+}
+
+/*
+ * Unlink PATH (if any) and remove the cgroups; a case that passed must
+ * leave memory.tmpfs.current at 0 in both.
+ */
+static inline int teardown(struct setup *s, const char *path, int ret)
+{
+	if (path)
+		unlink(path);
+	if (ret == KSFT_PASS && s->cg &&
+	    (expect_tmpfs(s->cg, 0, "end") || expect_tmpfs(s->parent, 0, "end")))
+		ret = KSFT_FAIL;
+	remove_cgroup(s->cg);
+	remove_cgroup(s->parent);
+	return ret;
+}
+
 struct tmpfs_test {
 	int (*fn)(const char *root);
 	const char *name;
