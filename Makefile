@@ -42,6 +42,8 @@ help:
 	@echo "make check-harness  prove that check fails on a failing test, a panic, a hang"
 	@echo "make print-kernel print the path of the patched bzImage"
 	@echo "make export-series  write patches/ from the commits of build/linux"
+	@echo "make bisect       build every prefix of the series"
+	@echo "make config-matrix  build the series with MEMCG, SWAP, SHMEM each off"
 	@echo "make clean        remove the builds, keep the unpacked tree"
 	@echo "make distclean    remove all of $(BUILD)/"
 
@@ -69,6 +71,14 @@ baseline: $(BASE_BZIMAGE)
 
 print-kernel:
 	@echo $(abspath $(BZIMAGE))
+
+# every prefix of the series builds (about 4 minutes a patch)
+bisect: $(STAMPS)/tree | deps
+	@scripts/bisect-build.sh $(TREE) patches $(BUILD)/bisect $(FRAGMENTS)
+
+# the series builds with MEMCG, SWAP and SHMEM each off (about 15 minutes)
+config-matrix: $(STAMPS)/series | deps
+	@scripts/config-matrix.sh $(TREE) $(BUILD)/matrix $(FRAGMENTS)
 
 # patches/ from the commits base..work of build/linux, after you commit there
 export-series: $(STAMPS)/tree
@@ -155,5 +165,5 @@ distclean:
 
 FORCE:
 
-.PHONY: help deps kernel baseline print-kernel export-series guest-programs initramfs \
+.PHONY: help deps kernel baseline print-kernel export-series bisect config-matrix guest-programs initramfs \
 	baseline-selftests check demo shell run-guest check-harness clean distclean FORCE
