@@ -20,6 +20,10 @@
  * that fail on the baseline kernel too) is not retried: it would only fail
  * the same way again.
  *
+ * KTAP_ONLY, when set in the environment, is a comma-separated list of
+ * SUITE/PROG names: only those run (the host reruns failures in a new
+ * boot that way).
+ *
  * usage: ktap-run [-t SECONDS] [-k KNOWN_FAILURES] SUITE:DIR[:RETRIES]...
  * Exit status: 0 when every program passed or skipped, 1 otherwise.
  */
@@ -105,6 +109,20 @@ static int by_name(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Is NAME in the KTAP_ONLY list (or is there no list)? */
+static int selected(const char *name)
+{
+	const char *only = getenv("KTAP_ONLY"), *p;
+	size_t len = strlen(name);
+
+	if (!only || !*only)
+		return 1;
+	for (p = only; (p = strstr(p, name)); p += len)
+		if ((p == only || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return 1;
+	return 0;
+}
+
 static void collect(const char *spec)
 {
 	const char *colon = strchr(spec, ':');
@@ -152,7 +170,8 @@ static void collect(const char *spec)
 		snprintf(t->suite, sizeof(t->suite), "%s", suite);
 		t->retries = retries;
 		snprintf(t->name, sizeof(t->name), "%s/%s", suite, de->d_name);
-		ntests++;
+		if (selected(t->name))
+			ntests++;
 	}
 	closedir(d);
 	qsort(tests + first, ntests - first, sizeof(*tests), by_name);

@@ -10,12 +10,25 @@
 # kernel warning, bug, oops, KASAN or lockdep report, or "page_counter
 # underflow" fail the run.
 #
-#   usage: verdict.sh RESULTS.log CONSOLE.log BOOT_STATUS BASELINE_RECORDS
+# RERUN_DIRs hold the results.log and console.log of later boots that
+# reran failing kernel selftests (check.sh): a selftest that passed in one
+# of them is reported as PASS, "flaky across boots"; their consoles are
+# scanned too.
+#
+#   usage: verdict.sh RESULTS.log CONSOLE.log BOOT_STATUS BASELINE_RECORDS [RERUN_DIR...]
 set -uo pipefail
 results=$1 console=$2 boot_status=$3 baseline=$4
+shift 4
+reruns=("$@")
 here=$(dirname "$(realpath "$0")")
 
 records=$(awk -f "$here/ktap-records.awk" "$results")
+declare -A rerun_pass
+for dir in "${reruns[@]}"; do
+	while IFS=$'\t' read -r r name _; do
+		[ "$r" = PASS ] && rerun_pass[$name]=$(basename "$dir")
+	done < <(awk -f "$here/ktap-records.awk" "$dir/results.log")
+done
 pass=0 fail=0 skip=0 known=0
 line() { printf '%-5s %s%s\n' "$1" "$2" "${3:+  ($3)}"; }
 
@@ -34,6 +47,9 @@ while IFS=$'\t' read -r r name why; do
 		if [[ $name == selftests/* ]] && [ "${base[$name]:-}" = FAIL ]; then
 			line KNOWN "$name" "fails on the baseline kernel too${why:+; $why}"
 			known=$((known + 1))
+		elif [[ $name == selftests/* ]] && [ -n "${rerun_pass[$name]:-}" ]; then
+			line PASS "$name" "flaky across boots: failed in the first, passed in ${rerun_pass[$name]}"
+			pass=$((pass + 1))
 		else
 			if [[ $name == selftests/* ]]; then
 				why="${why:+$why; }${base[$name]:-not run} on the baseline kernel"
@@ -65,7 +81,8 @@ pattern='WARNING:|BUG:|Oops|KASAN|possible circular locking|page_counter underfl
 while IFS= read -r l; do
 	line FAIL "console" "$l"
 	fail=$((fail + 1))
-done < <(grep -aE "$pattern" "$console" | head -n 20)
+done < <(for c in "$console" "${reruns[@]/%//console.log}"; do
+	grep -aE "$pattern" "$c"; done | head -n 20)
 
 if [ $known -gt 0 ]; then
 	echo "($known of the skipped are KNOWN: kernel selftests failing on the baseline kernel too)"
