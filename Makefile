@@ -66,6 +66,7 @@ kernel: $(STAMPS)/series | deps
 
 $(BASE_BZIMAGE): $(STAMPS)/tree $(FRAGMENTS) scripts/build-kernel.sh scripts/check-config.sh | deps
 	@scripts/build-kernel.sh $(BASE_TREE) $(BASE_KOUT) baseline $(FRAGMENTS)
+	@touch $@	# up to date even when kbuild had nothing to do
 
 baseline: $(BASE_BZIMAGE)
 
