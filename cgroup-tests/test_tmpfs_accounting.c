@@ -23,17 +23,6 @@ struct ctx {
 	const char *path2;
 };
 
-/* Each step: run the operation, then require this tmpfs.current. */
-#define STEP(op, want) do {						\
-	if (op) {							\
-		ksft_print_msg("%s failed: %s\n", #op, strerror(errno)); \
-		return -1;						\
-	}								\
-	if (expect_tmpfs(cgroup, (want), #op) ||			\
-	    check_within_memory(cgroup, #op))				\
-		return -1;						\
-} while (0)
-
 static int body_write_unlink(const char *cgroup, void *arg)
 {
 	const struct ctx *c = arg;

@@ -85,6 +85,20 @@ static inline int check_parent_sum(const char *parent, const char **children,
 }
 
 /*
+ * Each step of a body run by cg_run(): run the operation, then require
+ * this memory.tmpfs.current of the body's cgroup and invariant 4.
+ */
+#define STEP(op, want) do {						\
+	if (op) {							\
+		ksft_print_msg("%s failed: %s\n", #op, strerror(errno)); \
+		return -1;						\
+	}								\
+	if (expect_tmpfs(cgroup, (want), #op) ||			\
+	    check_within_memory(cgroup, #op))				\
+		return -1;						\
+} while (0)
+
+/*
  * Write LEN bytes of a pattern at OFF; returns the bytes written, or
  * -errno when none could be. A write that stops early leaves errno set.
  */

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memory.tmpfs.current through the memory management paths that move or
+ * replace tmpfs pages behind the file's back (../shared/spec/memory-tmpfs.md,
+ * invariant 3): userfaultfd copy into shmem, page migration (soft offline)
+ * and compaction, hardware poison, swapoff, and swap of a removed cgroup's
+ * data, including the forced recharge when it is read back elsewhere.
+ * Every case checks exact values and ends with memory.tmpfs.current at 0.
+ */
+#include "tmpfs_util.h"
+
+#include <linux/userfaultfd.h>
+#include <stdint.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/swap.h>
+#include <sys/syscall.h>
+
+#ifndef MADV_HWPOISON
+#define MADV_HWPOISON 100
+#endif
+#ifndef MADV_SOFT_OFFLINE
+#define MADV_SOFT_OFFLINE 101
+#endif
+
+#define SWAP_DEV "/dev/zram0"
+
+static long vmstat(const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long val = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ' ') {
+			val = atol(line + n + 1);
+			break;
+		}
+	fclose(f);
+	return val;
+}
+
+/* The page frame behind ADDR of this process, 0 if none. */
+static unsigned long pfn_of(void *addr)
+{
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &ent, sizeof(ent),
+		  (unsigned long)addr / page_size * sizeof(ent)) != sizeof(ent))
+		ent = 0;
+	close(fd);
+	if (!(ent & (1ULL << 63)))
+		return 0;
+	return ent & ((1ULL << 55) - 1);
+}
+
+/*
+ * userfaultfd: UFFDIO_COPY fills missing pages of a shared tmpfs mapping
+ * through shmem_mfill_atomic_pte(). It is charged like a write, and at
+ * the limit it fails with EDQUOT after the pages that fit.
+ */
+static int body_uffd(const char *cgroup, void *arg)
+{
+	const char *path = arg;
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_copy copy = { 0 };
+	char *map, *src;
+	int fd, uffd;
+	long max = 3 * page_size;
+
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0 || ftruncate(fd, 8 * page_size))
+		return -1;
+	map = mmap(NULL, 8 * page_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	src = mmap(NULL, 8 * page_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED || src == MAP_FAILED)
+		return -1;
+	memset(src, 0x3c, 8 * page_size);
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0) {
+		ksft_print_msg("userfaultfd: %s\n", strerror(errno));
+		return -1;
+	}
+	reg.range.start = (unsigned long)map;
+	reg.range.len = 8 * page_size;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		ksft_print_msg("UFFDIO_API/REGISTER on tmpfs: %s\n", strerror(errno));
+		return -1;
+	}
+	if (!(reg.ioctls & (1ULL << _UFFDIO_COPY))) {
+		ksft_print_msg("UFFDIO_COPY not offered for tmpfs\n");
+		return -1;
+	}
+
+	copy.dst = (unsigned long)map;
+	copy.src = (unsigned long)src;
+	copy.len = page_size;
+	STEP(ioctl(uffd, UFFDIO_COPY, &copy), page_size);
+
+	/* 3 pages at a limit of 3: two fit, then the copy stops */
+	if (cg_write(cgroup, "memory.tmpfs.max", (char []){ "12K" }) ||
+	    expect_long(cgroup, "memory.tmpfs.max", max, "max"))
+		return -1;
+	copy.dst = (unsigned long)map + page_size;
+	copy.len = 3 * page_size;
+	copy.copy = 0;
+	if (ioctl(uffd, UFFDIO_COPY, &copy) != -1 || errno != EAGAIN ||
+	    copy.copy != 2 * page_size) {
+		ksft_print_msg("UFFDIO_COPY of 3 pages at 1 page from the limit: copied %lld (errno %s), expected %ld and EAGAIN\n",
+			       (long long)copy.copy, strerror(errno), 2 * page_size);
+		return -1;
+	}
+	STEP(0, max);
+	copy.dst = (unsigned long)map + 3 * page_size;
+	copy.len = page_size;
+	copy.copy = 0;
+	if (ioctl(uffd, UFFDIO_COPY, &copy) != -1 || errno != EDQUOT ||
+	    copy.copy != -EDQUOT) {
+		ksft_print_msg("UFFDIO_COPY past the limit: %lld (errno %s), expected -EDQUOT\n",
+			       (long long)copy.copy, strerror(errno));
+		return -1;
+	}
+	STEP(0, max);
+	if (cg_read_key_long(cgroup, "memory.tmpfs.events", "fail ") != 2 ||
+	    cg_read_key_long(cgroup, "memory.tmpfs.events", "max ") != 2 ||
+	    cg_read_key_long(cgroup, "memory.events", "oom ") != 0) {
+		ksft_print_msg("events after two refused copies: fail %ld max %ld oom %ld, expected 2 2 0\n",
+			       cg_read_key_long(cgroup, "memory.tmpfs.events", "fail "),
+			       cg_read_key_long(cgroup, "memory.tmpfs.events", "max "),
+			       cg_read_key_long(cgroup, "memory.events", "oom "));
+		return -1;
+	}
+	if (memcmp(map, src, 3 * page_size)) {
+		ksft_print_msg("copied pages differ\n");
+		return -1;
+	}
+	close(uffd);
+	STEP(munmap(map, 8 * page_size), max);
+	close(fd);
+	STEP(unlink(path), 0);
+	return 0;
+}
+
+static int test_uffd_copy(const char *root)
+{
+	const char *path = "/dev/shm/tmpfs_uffd";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (!setup(&s, root, "tmpfs_uffd", "max") && !cg_run(s.cg, body_uffd, (void *)path))
+		ret = KSFT_PASS;
+	return teardown(&s, path, ret);
+}
+
+/*
+ * Migration: MADV_SOFT_OFFLINE migrates the chosen pages to new frames
+ * (the old ones are taken out of use); compaction migrates whatever it
+ * finds. The charge goes with the page cache entry: unchanged throughout,
+ * and 0 once the file is gone.
+ */
+static int body_migrate(const char *cgroup, void *arg)
+{
+	const char *path = arg;
+	unsigned long before[4], after;
+	long migrated;
+	char *map;
+	int fd, i;
+
+	STEP(write_file(path, 1 * MiB), 1 * MiB);
+	fd = open(path, O_RDWR);
+	map = mmap(NULL, 1 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd < 0 || map == MAP_FAILED)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		if (map[i * page_size] != (char)(((i * page_size) % (64 * 1024)) * 7 + 1))
+			return -1;	/* faulted in, with the data written */
+		before[i] = pfn_of(map + i * page_size);
+	}
+	migrated = vmstat("pgmigrate_success");
+	STEP(madvise(map, 4 * page_size, MADV_SOFT_OFFLINE), 1 * MiB);
+	for (i = 0; i < 4; i++) {
+		after = pfn_of(map + i * page_size);
+		if (!before[i] || !after || after == before[i]) {
+			ksft_print_msg("page %d: pfn %#lx before, %#lx after soft offline: not migrated\n",
+				       i, before[i], after);
+			return -1;
+		}
+	}
+	if (vmstat("pgmigrate_success") < migrated + 4) {
+		ksft_print_msg("pgmigrate_success grew by %ld, expected at least 4\n",
+			       vmstat("pgmigrate_success") - migrated);
+		return -1;
+	}
+	if (verify_file(path, 1 * MiB))
+		return -1;
+	STEP(0, 1 * MiB);
+
+	/* compaction, over all of memory */
+	{
+		int c = open("/proc/sys/vm/compact_memory", O_WRONLY);
+
+		if (c < 0 || write(c, "1", 1) != 1) {
+			ksft_print_msg("compact_memory: %s\n", strerror(errno));
+			return -1;
+		}
+		close(c);
+	}
+	STEP(verify_file(path, 1 * MiB), 1 * MiB);
+	STEP(munmap(map, 1 * MiB), 1 * MiB);
+	STEP(ftruncate(fd, 512 * KiB), 512 * KiB);
+	close(fd);
+	STEP(unlink(path), 0);
+	return 0;
+}
+
+static int test_migration(const char *root)
+{
+	const char *path = "/tmp/tmpfs_migrate";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (!setup(&s, root, "tmpfs_migrate", "max") && !cg_run(s.cg, body_migrate, (void *)path))
+		ret = KSFT_PASS;
+	return teardown(&s, path, ret);
+}
+
+static volatile sig_atomic_t mce_code;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	mce_code = si->si_code;
+}
+
+/*
+ * Hardware poison: memory_failure() keeps a poisoned tmpfs page in the
+ * page cache (reads get EIO) but uncharges it from its memcg, since the
+ * frame is never freed; its data is gone, so memory.tmpfs lets go of it
+ * at once too, and not a second time when it leaves the page cache.
+ */
+static int body_hwpoison(const char *cgroup, void *arg)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	const char *path = arg;
+	char buf[16], *map;
+	int fd;
+
+	/* MADV_HWPOISON acts as a consumed error: SIGBUS to the caller */
+	if (sigaction(SIGBUS, &sa, NULL))
+		return -1;
+
+	STEP(write_file(path, 1 * MiB), 1 * MiB);
+	fd = open(path, O_RDWR);
+	map = mmap(NULL, 1 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd < 0 || map == MAP_FAILED)
+		return -1;
+	if (map[3 * page_size] != (char)(((3 * page_size) % (64 * 1024)) * 7 + 1))
+		return -1;
+	STEP(madvise(map + 3 * page_size, page_size, MADV_HWPOISON), 1 * MiB - page_size);
+	if (mce_code != BUS_MCEERR_AR) {
+		ksft_print_msg("SIGBUS si_code %d after MADV_HWPOISON, expected BUS_MCEERR_AR\n",
+			       (int)mce_code);
+		return -1;
+	}
+	STEP(munmap(map, 1 * MiB), 1 * MiB - page_size);
+	if (pread(fd, buf, sizeof(buf), 3 * page_size) != -1 || errno != EIO) {
+		ksft_print_msg("read of the poisoned page: not EIO (%s)\n", strerror(errno));
+		return -1;
+	}
+	if (pread(fd, buf, sizeof(buf), 4 * page_size) != sizeof(buf)) {
+		ksft_print_msg("read of the next page: %s\n", strerror(errno));
+		return -1;
+	}
+	/* the poisoned page leaves the page cache with the rest */
+	STEP(ftruncate(fd, 2 * page_size), 2 * page_size);
+	STEP(ftruncate(fd, 0), 0);
+	close(fd);
+	STEP(unlink(path), 0);
+	return 0;
+}
+
+static int test_hwpoison(const char *root)
+{
+	const char *path = "/tmp/tmpfs_hwpoison";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (!setup(&s, root, "tmpfs_hwpoison", "max") && !cg_run(s.cg, body_hwpoison, (void *)path))
+		ret = KSFT_PASS;
+	return teardown(&s, path, ret);
+}
+
+/* memory.reclaim on CG until none of its tmpfs pages is left in RAM. */
+static int push_to_swap(const char *cg, long bytes)
+{
+	int i;
+
+	for (i = 0; i < 30; i++) {
+		if (cg_read_key_long(cg, "memory.stat", "shmem ") == 0 &&
+		    cg_read_key_long(cg, "memory.stat", "swapcached ") == 0 &&
+		    cg_read_long(cg, "memory.swap.current") >= bytes)
+			return 0;
+		cg_write(cg, "memory.reclaim", "16M");	/* EAGAIN is fine */
+	}
+	ksft_print_msg("%s: after 30 reclaims shmem %ld, swapcached %ld, swap.current %ld (want %ld)\n",
+		       cg, cg_read_key_long(cg, "memory.stat", "shmem "),
+		       cg_read_key_long(cg, "memory.stat", "swapcached "),
+		       cg_read_long(cg, "memory.swap.current"), bytes);
+	return -1;
+}
+
+/*
+ * swapoff brings every swapped tmpfs page back into RAM (shmem_unuse);
+ * the charge stays where it was, swap.current drops to 0.
+ */
+static int test_swapoff(const char *root)
+{
+	const char *path = "/tmp/tmpfs_swapoff";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL, swapped_off = 0;
+
+	if (setup(&s, root, "tmpfs_swapoff", "max") ||
+	    write_as(s.cg, path, 0, 4 * MiB, 4 * MiB) ||
+	    expect_tmpfs(s.cg, 4 * MiB, "written") || push_to_swap(s.cg, 4 * MiB) ||
+	    expect_tmpfs(s.cg, 4 * MiB, "swapped out") ||
+	    check_within_memory(s.cg, "swapped out"))
+		goto out;
+	if (swapoff(SWAP_DEV)) {
+		ksft_print_msg("swapoff %s: %s\n", SWAP_DEV, strerror(errno));
+		goto out;
+	}
+	swapped_off = 1;
+	if (expect_tmpfs(s.cg, 4 * MiB, "after swapoff") ||
+	    expect_tmpfs(s.parent, 4 * MiB, "after swapoff, parent") ||
+	    expect_long(s.cg, "memory.swap.current", 0, "after swapoff") ||
+	    check_within_memory(s.cg, "after swapoff"))
+		goto out;
+	if (cg_read_key_long(s.cg, "memory.stat", "shmem ") != 4 * MiB) {
+		ksft_print_msg("memory.stat shmem %ld after swapoff, expected %ld\n",
+			       cg_read_key_long(s.cg, "memory.stat", "shmem "), 4 * MiB);
+		goto out;
+	}
+	if (verify_file(path, 4 * MiB) || unlink(path) ||
+	    expect_tmpfs(s.cg, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	if (swapped_off && swapon(SWAP_DEV, 0)) {
+		ksft_print_msg("swapon %s again: %s\n", SWAP_DEV, strerror(errno));
+		ret = KSFT_FAIL;
+	}
+	return teardown(&s, path, ret);
+}
+
+static int body_read(const char *cgroup, void *arg)
+{
+	return verify_file(arg, 2 * MiB);
+}
+
+/*
+ * A removed cgroup's data, swapped out afterwards: swap_cgroup records
+ * the nearest online ancestor, the parent, which keeps the charge; a
+ * sibling reading it back pays nothing.
+ */
+static int test_removed_swapout(const char *root)
+{
+	const char *path = "/tmp/tmpfs_removed_swapout";
+	char *parent, *a = NULL, *b = NULL;
+	int ret = KSFT_FAIL;
+
+	parent = make_parent(root, "tmpfs_removed_swapout");
+	a = parent ? make_child(parent, "a") : NULL;
+	b = parent ? make_child(parent, "b") : NULL;
+	if (!a || !b || write_as(a, path, 0, 2 * MiB, 2 * MiB) ||
+	    expect_tmpfs(a, 2 * MiB, "a wrote"))
+		goto out;
+	if (cg_destroy(a))
+		goto out;
+	free(a);
+	a = NULL;
+	/*
+	 * rmdir returns before the memcg goes offline (an RCU grace period
+	 * and a work item later); until then swap-out would still record a.
+	 */
+	sleep(2);
+	if (expect_tmpfs(parent, 2 * MiB, "a removed") ||
+	    push_to_swap(parent, 2 * MiB) ||
+	    expect_tmpfs(parent, 2 * MiB, "swapped out after a's removal") ||
+	    check_within_memory(parent, "swapped out"))
+		goto out;
+	if (cg_run(b, body_read, (void *)path) ||
+	    expect_tmpfs(b, 0, "b read it back: b") ||
+	    expect_tmpfs(parent, 2 * MiB, "b read it back: parent"))
+		goto out;
+	if (cg_read_key_long(b, "memory.stat", "shmem ") != 0) {
+		ksft_print_msg("b: memory.stat shmem %ld after reading, expected 0\n",
+			       cg_read_key_long(b, "memory.stat", "shmem "));
+		goto out;
+	}
+	if (unlink(path) || expect_tmpfs(parent, 0, "unlinked") ||
+	    expect_tmpfs(b, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	unlink(path);
+	remove_cgroup(a);
+	remove_cgroup(b);
+	remove_cgroup(parent);
+	return ret;
+}
+
+/*
+ * A cgroup's data swapped out, then the cgroup removed: the swap entries
+ * still name it, so a sibling reading the data back is charged for it by
+ * memcg, and the tmpfs charge moves along, forced past the sibling's own
+ * memory.tmpfs.max (a read never fails for tmpfs.max). The parent's
+ * total does not change at any point.
+ */
+static int test_removed_swapin_forced(const char *root)
+{
+	const char *path = "/tmp/tmpfs_removed_swapin";
+	char *parent, *a = NULL, *b = NULL;
+	int ret = KSFT_FAIL;
+
+	parent = make_parent(root, "tmpfs_removed_swapin");
+	a = parent ? make_child(parent, "a") : NULL;
+	b = parent ? make_child(parent, "b") : NULL;
+	if (!a || !b || cg_write(b, "memory.tmpfs.max", "1M") ||
+	    write_as(a, path, 0, 2 * MiB, 2 * MiB) ||
+	    expect_tmpfs(a, 2 * MiB, "a wrote") || push_to_swap(a, 2 * MiB) ||
+	    expect_tmpfs(a, 2 * MiB, "swapped out"))
+		goto out;
+	if (cg_destroy(a))
+		goto out;
+	free(a);
+	a = NULL;
+	if (expect_tmpfs(parent, 2 * MiB, "a removed") ||
+	    cg_run(b, body_read, (void *)path))
+		goto out;
+	if (expect_tmpfs(b, 2 * MiB, "b read it back: b, forced past its max") ||
+	    expect_tmpfs(parent, 2 * MiB, "b read it back: parent") ||
+	    check_within_memory(b, "b read it back") ||
+	    expect_long(b, "memory.tmpfs.peak", 2 * MiB, "b's peak"))
+		goto out;
+	if (cg_read_key_long(b, "memory.stat", "shmem ") != 2 * MiB ||
+	    cg_read_key_long(b, "memory.tmpfs.events", "max ") != 0 ||
+	    cg_read_key_long(b, "memory.tmpfs.events", "fail ") != 0) {
+		ksft_print_msg("b: shmem %ld (want %ld), tmpfs events max %ld fail %ld (want 0 0)\n",
+			       cg_read_key_long(b, "memory.stat", "shmem "), 2 * MiB,
+			       cg_read_key_long(b, "memory.tmpfs.events", "max "),
+			       cg_read_key_long(b, "memory.tmpfs.events", "fail "));
+		goto out;
+	}
+	/* over its max, b cannot add a page more */
+	if (write_as(b, "/tmp/tmpfs_removed_swapin.b", 0, page_size, 0) ||
+	    expect_tmpfs(b, 2 * MiB, "b's own write refused"))
+		goto out;
+	if (unlink(path) || expect_tmpfs(b, 0, "unlinked: b") ||
+	    expect_tmpfs(parent, 0, "unlinked: parent"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	unlink(path);
+	unlink("/tmp/tmpfs_removed_swapin.b");
+	remove_cgroup(a);
+	remove_cgroup(b);
+	remove_cgroup(parent);
+	return ret;
+}
+
+static struct tmpfs_test tests[] = {
+	TMPFS_TEST(test_uffd_copy),
+	TMPFS_TEST(test_migration),
+	TMPFS_TEST(test_hwpoison),
+	TMPFS_TEST(test_swapoff),
+	TMPFS_TEST(test_removed_swapout),
+	TMPFS_TEST(test_removed_swapin_forced),
+};
+
+int main(void)
+{
+	return run_tmpfs_tests(tests, ARRAY_SIZE(tests));
+}
