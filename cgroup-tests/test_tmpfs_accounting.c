@@ -425,18 +425,6 @@ out:
 	return teardown(&s, NULL, ret);
 }
 
-static int write_id_map(const char *file, unsigned int id)
-{
-	char buf[64];
-	int fd = open(file, O_WRONLY);
-	int len = snprintf(buf, sizeof(buf), "0 %u 1\n", id);
-	int ret = fd >= 0 && write(fd, buf, len) == len ? 0 : -1;
-
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
 /*
  * As an unprivileged user, in a new user and mount namespace as a
  * container runtime makes them: mount a tmpfs, write 1M into it.

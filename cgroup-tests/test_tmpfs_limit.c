@@ -572,59 +572,6 @@ out:
 	return teardown(&s, path, ret);
 }
 
-/*
- * One IORING_OP_WRITE through a raw io_uring; returns the cqe result:
- * bytes written or -errno.
- */
-static long uring_write(int fd, const void *buf, unsigned int len, off_t off)
-{
-	struct io_uring_params par = { 0 };
-	struct io_uring_sqe *sqes, *sqe;
-	struct io_uring_cqe *cqe;
-	unsigned int *sq_tail, *sq_array, *cq_head;
-	size_t sq_len, cq_len;
-	void *sq, *cq;
-	long res;
-	int ring;
-
-	ring = syscall(__NR_io_uring_setup, 1, &par);
-	if (ring < 0)
-		return -1000 - errno;
-	sq_len = par.sq_off.array + par.sq_entries * sizeof(unsigned int);
-	cq_len = par.cq_off.cqes + par.cq_entries * sizeof(struct io_uring_cqe);
-	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
-		  IORING_OFF_SQ_RING);
-	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
-		  IORING_OFF_CQ_RING);
-	sqes = mmap(NULL, par.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
-		    MAP_SHARED, ring, IORING_OFF_SQES);
-	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) {
-		close(ring);
-		return -2000;
-	}
-	sq_tail = (unsigned int *)((char *)sq + par.sq_off.tail);
-	sq_array = (unsigned int *)((char *)sq + par.sq_off.array);
-	cq_head = (unsigned int *)((char *)cq + par.cq_off.head);
-	sqe = &sqes[0];
-	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = IORING_OP_WRITE;
-	sqe->fd = fd;
-	sqe->addr = (unsigned long)buf;
-	sqe->len = len;
-	sqe->off = off;
-	sq_array[0] = 0;
-	__atomic_store_n(sq_tail, *sq_tail + 1, __ATOMIC_RELEASE);
-	if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS,
-		    NULL, 0) < 0) {
-		close(ring);
-		return -3000 - errno;
-	}
-	cqe = (struct io_uring_cqe *)((char *)cq + par.cq_off.cqes);
-	res = cqe[*cq_head & (par.cq_entries - 1)].res;
-	close(ring);
-	return res;
-}
-
 enum write_path { PWRITE, WRITEV, SPLICE, SENDFILE, COPY_FILE_RANGE, O_DIRECT_WRITE,
 		  IO_URING, NR_PATHS };
 static const char * const path_names[] = { "pwrite", "writev", "splice",

@@ -18,7 +18,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/io_uring.h>
 
 #include "kselftest.h"
 #include "cgroup/cgroup_util.h"
@@ -284,6 +287,72 @@ static inline int teardown(struct setup *s, const char *path, int ret)
 	remove_cgroup(s->cg);
 	remove_cgroup(s->parent);
 	return ret;
+}
+
+/* Map ID outside to 0 inside a new user namespace (uid_map, gid_map). */
+static inline int write_id_map(const char *file, unsigned int id)
+{
+	char buf[64];
+	int fd = open(file, O_WRONLY);
+	int len = snprintf(buf, sizeof(buf), "0 %u 1\n", id);
+	int ret = fd >= 0 && write(fd, buf, len) == len ? 0 : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/*
+ * One IORING_OP_WRITE through a raw io_uring; returns the cqe result:
+ * bytes written or -errno.
+ */
+static inline long uring_write(int fd, const void *buf, unsigned int len, off_t off)
+{
+	struct io_uring_params par = { 0 };
+	struct io_uring_sqe *sqes, *sqe;
+	struct io_uring_cqe *cqe;
+	unsigned int *sq_tail, *sq_array, *cq_head;
+	size_t sq_len, cq_len;
+	void *sq, *cq;
+	long res;
+	int ring;
+
+	ring = syscall(__NR_io_uring_setup, 1, &par);
+	if (ring < 0)
+		return -1000 - errno;
+	sq_len = par.sq_off.array + par.sq_entries * sizeof(unsigned int);
+	cq_len = par.cq_off.cqes + par.cq_entries * sizeof(struct io_uring_cqe);
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		  IORING_OFF_SQ_RING);
+	cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED, ring,
+		  IORING_OFF_CQ_RING);
+	sqes = mmap(NULL, par.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
+		    MAP_SHARED, ring, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) {
+		close(ring);
+		return -2000;
+	}
+	sq_tail = (unsigned int *)((char *)sq + par.sq_off.tail);
+	sq_array = (unsigned int *)((char *)sq + par.sq_off.array);
+	cq_head = (unsigned int *)((char *)cq + par.cq_off.head);
+	sqe = &sqes[0];
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_WRITE;
+	sqe->fd = fd;
+	sqe->addr = (unsigned long)buf;
+	sqe->len = len;
+	sqe->off = off;
+	sq_array[0] = 0;
+	__atomic_store_n(sq_tail, *sq_tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS,
+		    NULL, 0) < 0) {
+		close(ring);
+		return -3000 - errno;
+	}
+	cqe = (struct io_uring_cqe *)((char *)cq + par.cq_off.cqes);
+	res = cqe[*cq_head & (par.cq_entries - 1)].res;
+	close(ring);
+	return res;
 }
 
 struct tmpfs_test {
