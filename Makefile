@@ -18,13 +18,26 @@ GUEST      := $(BUILD)/guest
 INITRAMFS  := $(BUILD)/initramfs
 RUNS       := $(BUILD)/runs
 
-# The check kernel: allnoconfig plus these fragments (debug.config is for
-# check-debug).
+# The check kernel: allnoconfig plus these fragments; check-debug adds
+# debug.config.
 FRAGMENTS  := kconfig/guest.config kconfig/memcg-tmpfs.config
+DEBUG_FRAGMENTS := $(FRAGMENTS) kconfig/debug.config
+DKOUT      := $(BUILD)/kernel-debug
+BASE_DKOUT := $(BUILD)/kernel-debug-baseline
+DEBUG_BZIMAGE := $(DKOUT)/arch/x86/boot/bzImage
+BASE_DEBUG_BZIMAGE := $(BASE_DKOUT)/arch/x86/boot/bzImage
 PATCHES    := patches/series $(wildcard patches/*.patch)
 
 # Seconds before the watchdog kills a guest.
 WATCHDOG   ?= 1800
+# ... and before a debug kernel's guest is (KASAN and lockdep slow it down)
+DEBUG_WATCHDOG ?= 3600
+# Seconds of tmpfs_stress (empty: 30 in check, 60 in check-debug)
+STRESS_SECONDS ?=
+STRESS_APPEND := $(if $(STRESS_SECONDS),harness.stress=$(STRESS_SECONDS))
+# check-debug PEERS=0: without the kernel's selftests, so without the
+# baseline debug kernel either (CI's bounded run)
+PEERS      ?= 1
 # run-guest: SCRIPT to run as root, FILES to add, KERNEL=patched|baseline
 SCRIPT     ?=
 FILES      ?=
@@ -39,6 +52,8 @@ help:
 	@echo "make shell        interactive guest on the patched kernel"
 	@echo "make run-guest SCRIPT=path [FILES=dir] [KERNEL=baseline]"
 	@echo "                  run your program as root in the guest"
+	@echo "make check-debug  check, stress with injected faults, memfd selftests and a"
+	@echo "                  kmemleak scan on KASAN/lockdep kernels [STRESS_SECONDS=60]"
 	@echo "make check-harness  prove that check fails on a failing test, a panic, a hang"
 	@echo "make print-kernel print the path of the patched bzImage"
 	@echo "make export-series  write patches/ from the commits of build/linux"
@@ -70,6 +85,16 @@ $(BASE_BZIMAGE): $(STAMPS)/tree $(FRAGMENTS) scripts/build-kernel.sh scripts/che
 
 baseline: $(BASE_BZIMAGE)
 
+# check-debug's kernels: the same, with kconfig/debug.config
+kernel-debug: $(STAMPS)/series | deps
+	@scripts/build-kernel.sh $(TREE) $(DKOUT) kernel-debug $(DEBUG_FRAGMENTS)
+
+$(BASE_DEBUG_BZIMAGE): $(STAMPS)/tree $(DEBUG_FRAGMENTS) scripts/build-kernel.sh scripts/check-config.sh | deps
+	@scripts/build-kernel.sh $(BASE_TREE) $(BASE_DKOUT) baseline-debug $(DEBUG_FRAGMENTS)
+	@touch $@
+
+baseline-debug: $(BASE_DEBUG_BZIMAGE)
+
 print-kernel:
 	@echo $(abspath $(BZIMAGE))
 
@@ -94,15 +119,22 @@ export-series: $(STAMPS)/tree
 guest-programs: kernel
 	@$(MAKE) -s --no-print-directory -C cgroup-tests O=$(abspath $(GUEST)/cgroup-tests) \
 		RUNNER=$(abspath $(GUEST)/harness/ktap-run) \
+		STRESS=$(abspath $(GUEST)/harness/tmpfs_stress) \
 		KSRC=$(abspath $(TREE)) KHDR=$(abspath $(KOUT)/usr/include)
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/selftests
+	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/memfd memfd
 
 $(INITRAMFS)/base.cpio: guest-programs FORCE
 	@mkdir -p $(INITRAMFS)
 	@qemu-boot/build-initramfs.sh --base $@ \
 		$(GUEST)/harness/ktap-run:/opt/harness/ktap-run \
+		$(GUEST)/harness/tmpfs_stress:/opt/harness/tmpfs_stress \
 		qemu-boot/demo.sh:/opt/harness/demo.sh \
-		$(GUEST)/selftests:/opt/selftests
+		$(GUEST)/selftests:/opt/selftests \
+		$(GUEST)/memfd:/opt/memfd \
+		qemu-boot/suites/stress:/opt/stress \
+		qemu-boot/suites/stress-faults:/opt/stress-faults \
+		qemu-boot/suites/leaks:/opt/leaks
 
 $(INITRAMFS)/cgroup-tests.cpio: guest-programs FORCE
 	@mkdir -p $(INITRAMFS)
@@ -115,10 +147,19 @@ $(INITRAMFS)/known-failures.cpio: $(RUNS)/baseline/records.tsv
 	@awk -F'\t' '$$1 == "FAIL" { print $$2 }' $< > $(INITRAMFS)/known-failures
 	@qemu-boot/build-initramfs.sh $@ $(INITRAMFS)/known-failures:/opt/harness/known-failures
 
+# The same for check-debug, from the baseline debug kernel's run.
+$(INITRAMFS)/known-failures-debug.cpio: $(RUNS)/baseline-debug/records.tsv
+	@mkdir -p $(INITRAMFS)/debug
+	@awk -F'\t' '$$1 == "FAIL" { print $$2 }' $< > $(INITRAMFS)/debug/known-failures
+	@qemu-boot/build-initramfs.sh $@ $(INITRAMFS)/debug/known-failures:/opt/harness/known-failures
+
 $(INITRAMFS)/tests.cpio: $(INITRAMFS)/base.cpio $(INITRAMFS)/cgroup-tests.cpio
 	@cat $^ > $@
 
 $(INITRAMFS)/check.cpio: $(INITRAMFS)/tests.cpio $(INITRAMFS)/known-failures.cpio
+	@cat $^ > $@
+
+$(INITRAMFS)/check-debug.cpio: $(INITRAMFS)/tests.cpio $(INITRAMFS)/known-failures-debug.cpio
 	@cat $^ > $@
 
 initramfs: $(INITRAMFS)/tests.cpio
@@ -139,9 +180,30 @@ $(RUNS)/baseline/records.tsv: $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio qemu-boot/b
 
 baseline-selftests: $(RUNS)/baseline/records.tsv
 
+# The peer suites (cgroup and memfd selftests) on the baseline debug kernel.
+$(RUNS)/baseline-debug/records.tsv: $(BASE_DEBUG_BZIMAGE) $(INITRAMFS)/base.cpio qemu-boot/boot.sh scripts/ktap-records.awk
+	@echo "baseline-debug: the cgroup and memfd selftests on the baseline debug kernel (about 10 minutes)"
+	@qemu-boot/boot.sh --kernel $(BASE_DEBUG_BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
+		--mode peers --logdir $(RUNS)/baseline-debug --timeout $(DEBUG_WATCHDOG) >/dev/null; \
+	status=$$?; \
+	if [ $$status -ne 0 ] && [ $$status -ne 1 ]; then \
+		echo "baseline-debug: the run did not complete (status $$status): its missing results excuse nothing"; fi
+	@awk -f scripts/ktap-records.awk $(RUNS)/baseline-debug/results.log > $@.tmp && mv $@.tmp $@
+	@echo "baseline-debug: $$(grep -c '^PASS' $@) passed, $$(grep -c '^FAIL' $@) failed, $$(grep -c '^SKIP' $@) skipped"
+
 check: kernel $(INITRAMFS)/check.cpio
 	@scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check.cpio $(RUNS)/check $(WATCHDOG) \
-		$(RUNS)/baseline/records.tsv
+		$(RUNS)/baseline/records.tsv check $(STRESS_APPEND)
+
+ifeq ($(PEERS),0)
+check-debug: kernel-debug $(INITRAMFS)/tests.cpio
+	@scripts/check.sh $(DEBUG_BZIMAGE) $(INITRAMFS)/tests.cpio $(RUNS)/check-debug \
+		$(DEBUG_WATCHDOG) /dev/null check-debug "harness.peers=0 $(STRESS_APPEND)"
+else
+check-debug: kernel-debug $(INITRAMFS)/check-debug.cpio
+	@scripts/check.sh $(DEBUG_BZIMAGE) $(INITRAMFS)/check-debug.cpio $(RUNS)/check-debug \
+		$(DEBUG_WATCHDOG) $(RUNS)/baseline-debug/records.tsv check-debug $(STRESS_APPEND)
+endif
 
 demo: kernel $(INITRAMFS)/base.cpio
 	@qemu-boot/boot.sh --kernel $(BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
@@ -159,12 +221,12 @@ check-harness: kernel initramfs
 	@scripts/check-harness.sh $(BZIMAGE) $(INITRAMFS) $(RUNS)/check-harness
 
 clean:
-	rm -rf $(KOUT) $(BASE_KOUT) $(GUEST) $(INITRAMFS) $(RUNS) $(STAMPS)/series
+	rm -rf $(KOUT) $(BASE_KOUT) $(DKOUT) $(BASE_DKOUT) $(GUEST) $(INITRAMFS) $(RUNS) $(STAMPS)/series
 
 distclean:
 	rm -rf $(BUILD)
 
 FORCE:
 
-.PHONY: help deps kernel baseline print-kernel export-series bisect config-matrix guest-programs initramfs \
+.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug print-kernel export-series bisect config-matrix guest-programs initramfs \
 	baseline-selftests check demo shell run-guest check-harness clean distclean FORCE

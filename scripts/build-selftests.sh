@@ -1,13 +1,31 @@
 #!/usr/bin/env bash
-# Build the kernel's own cgroup selftests (tools/testing/selftests/cgroup,
-# every test_*.c) statically from the unpacked tree, against the kernel's
-# uapi headers. Only programs whose sources changed are rebuilt.
-# No -O2, as upstream's Makefile: gcc would fold the tests' allocations away.
-#   usage: build-selftests.sh TREE KHDR OUTDIR
+# Build the kernel's own selftests that make check and check-debug run,
+# statically from the unpacked tree, against the kernel's uapi headers.
+# Only programs whose sources changed are rebuilt.
+#   cgroup: tools/testing/selftests/cgroup, every test_*.c
+#   memfd:  tools/testing/selftests/memfd/memfd_test.c, as test_memfd (its
+#           fuse_test needs libfuse and FUSE, and run_hugetlbfs_test.sh
+#           hugetlbfs: neither is in the guest)
+# No -O2, as upstream's Makefiles: gcc would fold the tests' allocations away.
+#   usage: build-selftests.sh TREE KHDR OUTDIR [cgroup|memfd]
 set -euo pipefail
 tree=$(realpath "$1") khdr=$(realpath "$2")
 mkdir -p "$3"
 out=$(realpath "$3")
+suite=${4:-cgroup}
+
+if [ "$suite" = memfd ]; then
+	dir=$tree/tools/testing/selftests/memfd
+	prog=$out/test_memfd
+	if [ ! -f "$prog" ] || [ "$dir/memfd_test.c" -nt "$prog" ] || [ "$dir/common.c" -nt "$prog" ] ||
+		[ "$khdr" -nt "$prog" ]; then
+		gcc -Wall -pthread -static -D_FILE_OFFSET_BITS=64 -isystem "$khdr" \
+			-o "$prog" "$dir/memfd_test.c" "$dir/common.c"
+		echo "selftests: built test_memfd into $out"
+	fi
+	exit 0
+fi
+[ "$suite" = cgroup ] || { echo "build-selftests: unknown suite '$suite'" >&2; exit 2; }
 dir=$tree/tools/testing/selftests/cgroup
 
 built=0

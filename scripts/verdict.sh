@@ -2,13 +2,13 @@
 # The verdict of a `make check` run: one line per test, then
 # "N passed, N failed, N skipped". Exits 1 on any failure.
 #
-# A failed kernel selftest counts as failed unless it fails on the baseline
-# (unpatched) kernel too: then it is reported as KNOWN and counted as
+# A failed kernel selftest (the peer suites: selftests/ for cgroup, memfd/)
+# counts as failed unless it fails on the baseline (unpatched) kernel too: then it is reported as KNOWN and counted as
 # skipped, since it says nothing about the series. A selftest that passes
 # on the baseline and is missing from the patched run fails. The boot's
 # own failures (watchdog, no end marker) and every console line with a
-# kernel warning, bug, oops, KASAN or lockdep report, or "page_counter
-# underflow" fail the run.
+# kernel warning, bug, oops, KASAN, lockdep, DEBUG_LIST or kmemleak
+# report, a hung task or lockup, or "page_counter underflow" fail the run.
 #
 # RERUN_DIRs hold the results.log and console.log of later boots that
 # reran failing kernel selftests (check.sh): a selftest that passed in one
@@ -30,6 +30,7 @@ for dir in "${reruns[@]}"; do
 	done < <(awk -f "$here/ktap-records.awk" "$dir/results.log")
 done
 pass=0 fail=0 skip=0 known=0
+peer() { [[ $1 == selftests/* || $1 == memfd/* ]]; }
 line() { printf '%-5s %s%s\n' "$1" "$2" "${3:+  ($3)}"; }
 
 declare -A base
@@ -44,14 +45,14 @@ while IFS=$'\t' read -r r name why; do
 	PASS) line PASS "$name"; pass=$((pass + 1)) ;;
 	SKIP) line SKIP "$name" "$why"; skip=$((skip + 1)) ;;
 	FAIL)
-		if [[ $name == selftests/* ]] && [ "${base[$name]:-}" = FAIL ]; then
+		if peer "$name" && [ "${base[$name]:-}" = FAIL ]; then
 			line KNOWN "$name" "fails on the baseline kernel too${why:+; $why}"
 			known=$((known + 1))
-		elif [[ $name == selftests/* ]] && [ -n "${rerun_pass[$name]:-}" ]; then
+		elif peer "$name" && [ -n "${rerun_pass[$name]:-}" ]; then
 			line PASS "$name" "flaky across boots: failed in the first, passed in ${rerun_pass[$name]}"
 			pass=$((pass + 1))
 		else
-			if [[ $name == selftests/* ]]; then
+			if peer "$name"; then
 				why="${why:+$why; }${base[$name]:-not run} on the baseline kernel"
 			fi
 			line FAIL "$name" "$why"
@@ -77,7 +78,11 @@ if [ -z "$records" ]; then
 	fail=$((fail + 1))
 fi
 
-pattern='WARNING:|BUG:|Oops|KASAN|possible circular locking|page_counter underflow'
+pattern='WARNING:|BUG:|kernel BUG|Oops|general protection fault|KASAN|UBSAN'
+pattern+='|possible circular locking|possible recursive locking|inconsistent lock state'
+pattern+='|DEBUG_LOCKS_WARN|list_add corruption|list_del corruption|kmemleak: [0-9]+ new suspected'
+pattern+='|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu_sched self-detected stall'
+pattern+='|page_counter underflow'
 while IFS= read -r l; do
 	line FAIL "console" "$l"
 	fail=$((fail + 1))
