@@ -38,6 +38,9 @@ STRESS_APPEND := $(if $(STRESS_SECONDS),harness.stress=$(STRESS_SECONDS))
 # check-debug PEERS=0: without the kernel's selftests, so without the
 # baseline debug kernel either (CI's bounded run)
 PEERS      ?= 1
+# make bench: repetitions of each workload under -icount, and in plain TCG
+BENCH_REPS ?= 11
+BENCH_TCG_REPS ?= 3
 # run-guest: SCRIPT to run as root, FILES to add, KERNEL=patched|baseline
 SCRIPT     ?=
 FILES      ?=
@@ -54,6 +57,8 @@ help:
 	@echo "                  run your program as root in the guest"
 	@echo "make check-debug  check, stress with injected faults, memfd selftests and a"
 	@echo "                  kmemleak scan on KASAN/lockdep kernels [STRESS_SECONDS=60]"
+	@echo "make bench        tmpfs workloads on both kernels under QEMU -icount: ratios,"
+	@echo "                  build/bench/results.csv, ratios.svg [BENCH_REPS=11]"
 	@echo "make check-harness  prove that check fails on a failing test, a panic, a hang"
 	@echo "make print-kernel print the path of the patched bzImage"
 	@echo "make export-series  write patches/ from the commits of build/linux"
@@ -120,6 +125,7 @@ guest-programs: kernel
 	@$(MAKE) -s --no-print-directory -C cgroup-tests O=$(abspath $(GUEST)/cgroup-tests) \
 		RUNNER=$(abspath $(GUEST)/harness/ktap-run) \
 		STRESS=$(abspath $(GUEST)/harness/tmpfs_stress) \
+		BENCH=$(abspath $(GUEST)/harness/tmpfs_bench) \
 		KSRC=$(abspath $(TREE)) KHDR=$(abspath $(KOUT)/usr/include)
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/selftests
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/memfd memfd
@@ -129,6 +135,7 @@ $(INITRAMFS)/base.cpio: guest-programs FORCE
 	@qemu-boot/build-initramfs.sh --base $@ \
 		$(GUEST)/harness/ktap-run:/opt/harness/ktap-run \
 		$(GUEST)/harness/tmpfs_stress:/opt/harness/tmpfs_stress \
+		$(GUEST)/harness/tmpfs_bench:/opt/harness/tmpfs_bench \
 		qemu-boot/demo.sh:/opt/harness/demo.sh \
 		$(GUEST)/selftests:/opt/selftests \
 		$(GUEST)/memfd:/opt/memfd \
@@ -217,6 +224,11 @@ run-guest: $(if $(filter baseline,$(KERNEL)),$(BASE_BZIMAGE)) $(INITRAMFS)/base.
 	@scripts/run-guest.sh "$(SCRIPT)" "$(FILES)" "$(KERNEL)" $(INITRAMFS)/base.cpio \
 		$(RUNS)/run-guest $(WATCHDOG) $(BZIMAGE) $(BASE_BZIMAGE)
 
+# what the charge costs: ratios to the baseline kernel, side by side
+bench: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
+	@scripts/bench.sh $(BZIMAGE) $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio $(BUILD)/bench \
+		$(BENCH_REPS) $(BENCH_TCG_REPS) $(WATCHDOG)
+
 check-harness: kernel initramfs
 	@scripts/check-harness.sh $(BZIMAGE) $(INITRAMFS) $(RUNS)/check-harness
 
@@ -228,5 +240,5 @@ distclean:
 
 FORCE:
 
-.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug print-kernel export-series bisect config-matrix guest-programs initramfs \
+.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug bench print-kernel export-series bisect config-matrix guest-programs initramfs \
 	baseline-selftests check demo shell run-guest check-harness clean distclean FORCE
