@@ -567,7 +567,7 @@ static int body_huge(const char *cgroup, void *arg)
 {
 	const char *dir = arg;
 	char path[PATH_MAX], *map;
-	int fd;
+	int fd, tries;
 
 	snprintf(path, sizeof(path), "%s/huge", dir);
 	STEP(write_file(path, 4 * MiB), 4 * MiB);
@@ -583,9 +583,19 @@ static int body_huge(const char *cgroup, void *arg)
 	map = map_huge_aligned(fd);
 	if (!map)
 		return -1;
-	if (madvise(map, HPAGE, MADV_COLLAPSE)) {
-		ksft_print_msg("MADV_COLLAPSE: %s\n", strerror(errno));
-		return -1;
+	/*
+	 * A folio still in a per-cpu LRU batch holds an extra reference:
+	 * khugepaged then gives up on it (SCAN_PAGE_COUNT, EINVAL; or
+	 * EAGAIN). Retry a few times, as that is transient.
+	 */
+	for (tries = 0; madvise(map, HPAGE, MADV_COLLAPSE); tries++) {
+		if (tries == 4 || (errno != EINVAL && errno != EAGAIN)) {
+			ksft_print_msg("MADV_COLLAPSE: %s (after %d tries)\n",
+				       strerror(errno), tries + 1);
+			return -1;
+		}
+		ksft_print_msg("MADV_COLLAPSE: %s, trying again\n", strerror(errno));
+		usleep(200000);
 	}
 	STEP(0, HPAGE);			/* the hole was filled */
 	if (cg_read_key_long(cgroup, "memory.stat", "shmem_thp ") != HPAGE) {
