@@ -258,23 +258,34 @@ static int user_userns_tmpfs(struct deleg *d, void *arg)
 	return expect_tmpfs(d->b, 1 * MiB, "tmpfs in a user namespace");
 }
 
-static int test_escape_userns(const char *root)
+/*
+ * Run FN as uid 1000 in b with a fresh directory of /tmp it owns (made
+ * from TEMPLATE), then require deleg's events to read max 1, fail 1.
+ */
+static int run_in_user_dir(const char *root, char *template,
+			   int (*fn)(struct deleg *, void *))
 {
-	char dir[] = "/tmp/tmpfs_hostile_ns.XXXXXX";
 	struct deleg d;
 	int ret = KSFT_FAIL;
 
-	if (!mkdtemp(dir) || chown(dir, UID, UID))
+	if (!mkdtemp(template) || chown(template, UID, UID))
 		return KSFT_FAIL;
 	if (setup_deleg(&d, root) ||
-	    run_as_user(d.b, user_userns_tmpfs, &d, dir) ||
+	    run_as_user(d.b, fn, &d, template) ||
 	    expect_events(d.deleg, 1, 1, "deleg"))
 		goto out;
-	/* the namespace, its mount and its data died with the task */
 	ret = KSFT_PASS;
 out:
-	rmdir(dir);
+	rmdir(template);
 	return teardown_deleg(&d, ret);
+}
+
+static int test_escape_userns(const char *root)
+{
+	char dir[] = "/tmp/tmpfs_hostile_ns.XXXXXX";
+
+	/* the namespace, its mount and its data die with the task */
+	return run_in_user_dir(root, dir, user_userns_tmpfs);
 }
 
 /* uid 1000 in b: splice from a pipe, then io_uring writes */
@@ -533,19 +544,8 @@ static int user_hardlink(struct deleg *d, void *arg)
 static int test_escape_hardlink(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_hostile_link.XXXXXX";
-	struct deleg d;
-	int ret = KSFT_FAIL;
 
-	if (!mkdtemp(dir) || chown(dir, UID, UID))
-		return KSFT_FAIL;
-	if (setup_deleg(&d, root) ||
-	    run_as_user(d.b, user_hardlink, &d, dir) ||
-	    expect_events(d.deleg, 1, 1, "deleg"))
-		goto out;
-	ret = KSFT_PASS;
-out:
-	rmdir(dir);
-	return teardown_deleg(&d, ret);
+	return run_in_user_dir(root, dir, user_hardlink);
 }
 
 static struct tmpfs_test tests[] = {
