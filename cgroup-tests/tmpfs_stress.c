@@ -148,13 +148,14 @@ static void on_sigbus(int sig)
 	siglongjmp(bus_jmp, 1);
 }
 
-static void count_errno(int err)
+static void count_errno(int err, enum op op)
 {
 	add(&sh->errs[err > 0 && err < NR_ERRNO ? err : 0], 1);
 	/* without injected faults, only the limit may refuse */
 	if (!inject && err != EDQUOT) {
 		if (__atomic_add_fetch(&sh->unexpected, 1, __ATOMIC_RELAXED) <= 10)
-			ksft_print_msg("unexpected error: %s\n", strerror(err));
+			ksft_print_msg("unexpected error: %s from %s\n", strerror(err),
+				       op_names[op]);
 	}
 }
 
@@ -183,19 +184,19 @@ static void worker_op(int id, unsigned int *seed)
 	switch (op) {
 	case OP_UNLINK:
 		if (unlink(path) && errno != ENOENT)
-			count_errno(errno);
+			count_errno(errno, op);
 		return;
 	case OP_RENAME:
 		file_name(other, sizeof(other), dir, id, rand_r(seed) % NR_FILES);
 		if (rename(path, other) && errno != ENOENT)
-			count_errno(errno);
+			count_errno(errno, op);
 		return;
 	default:
 		break;
 	}
 	fd = open(path, O_CREAT | O_RDWR, 0600);
 	if (fd < 0) {
-		count_errno(errno);
+		count_errno(errno, op);
 		return;
 	}
 	switch (op) {
@@ -255,7 +256,7 @@ static void worker_op(int id, unsigned int *seed)
 		break;
 	}
 	if (r < 0)
-		count_errno(errno);
+		count_errno(errno, op);
 	close(fd);
 }
 
