@@ -80,7 +80,7 @@ struct shared {
 	pthread_mutex_t ctl;		/* control actions vs. the checker */
 	volatile int stop;
 	int over[NR_NODES];		/* max lowered below usage */
-	long ops[NR_OPS], errs[NR_ERRNO], sigbus, unexpected;
+	long ops[NR_OPS], errs[NR_ERRNO], sigbus, unexpected, munmap_retries;
 	long migrations, cg_created, cg_removed, reclaims, limits;
 	long samples, checks, violations, retried, freeze_timeouts;
 	int churn_seq;
@@ -159,6 +159,21 @@ static void count_errno(int err, enum op op)
 	}
 }
 
+/*
+ * munmap() can fail: under injected faults, with ENOMEM for a node of the
+ * maple tree. A mapping left behind keeps its file's pages after an
+ * unlink, charged until the worker exits, and the checker (which counts
+ * the blocks of the files it can see) would find the tree's current above
+ * them. So retry until the mapping is gone.
+ */
+static void unmap(void *map, size_t len, enum op op)
+{
+	while (munmap(map, len)) {
+		count_errno(errno, op);
+		add(&sh->munmap_retries, 1);
+	}
+}
+
 static void file_name(char *buf, size_t n, int dir, int worker, int k)
 {
 	snprintf(buf, n, "%s/w%d_%d", dirs[dir], worker, k);
@@ -225,7 +240,7 @@ static void worker_op(int id, unsigned int *seed)
 			memset(map + (off - start), 0x5a, len);
 		else
 			add(&sh->sigbus, 1);
-		munmap(map, size - start);
+		unmap(map, size - start, op);
 		break;
 	}
 	case OP_FALLOCATE:
@@ -282,13 +297,20 @@ static void worker(int id)
 	 * signal frame goes to a page not there yet, gets SIGSEGV when the
 	 * allocation fails: that is the kernel's answer, not the series'.
 	 * So the workers' own memory is all there before faults are on:
-	 * the data buffer, the stack, and an alternate stack for SIGBUS.
+	 * the data buffer, the stack, and an alternate stack for SIGBUS;
+	 * and it stays there: the reclaimer's memory.reclaim would push it
+	 * to swap, and a failed swap-in while the kernel writes the SIGBUS
+	 * frame is a SIGSEGV, while reading the data buffer is an EFAULT.
 	 */
 	memset(data, 0x6b, sizeof(data));
 	memset(altstack, 0, sizeof(altstack));
 	prefault_stack();
 	if (sigaltstack(&ss, NULL) || sigaction(SIGBUS, &sa, NULL))
 		exit(2);
+	if (mlockall(MCL_CURRENT)) {
+		ksft_print_msg("worker %d: mlockall: %s\n", id, strerror(errno));
+		exit(2);
+	}
 	if (inject) {
 		int fd = open("/proc/self/make-it-fail", O_WRONLY);
 
@@ -458,6 +480,42 @@ static long dir_blocks(const char *dir)
 	return sum;
 }
 
+/*
+ * After a mismatch between the tree's current and the files: name the
+ * unlinked files some task still maps (they hold pages the checker cannot
+ * see), so a report says whether the difference is there.
+ */
+static void report_deleted_mappings(void)
+{
+	char path[300], line[PATH_MAX + 128];
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int n = 0;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < 10) {
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/maps", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f) && n < 10) {
+			if (strstr(line, "stress") && strstr(line, "(deleted)")) {
+				ksft_print_msg("pid %s maps an unlinked file: %s", de->d_name, line);
+				n++;
+			}
+		}
+		fclose(f);
+	}
+	closedir(d);
+	if (!n)
+		ksft_print_msg("no task maps an unlinked file of the run\n");
+}
+
 /* One pass over the frozen tree; returns the number of failed checks. */
 static int check_once(bool final, bool report)
 {
@@ -517,6 +575,8 @@ static int check_once(bool final, bool report)
 		bad++;
 		if (report)
 			violation("%s: current %ld != blocks of all files %ld", base, cur[0], files);
+		if (report && sh->violations <= 3)
+			report_deleted_mappings();
 	}
 	if (final) {
 		for (i = 0; i < (int)NR_NODES; i++) {
@@ -810,7 +870,7 @@ int main(int argc, char **argv)
 	for (k = 0; k < NR_ERRNO; k++)
 		if (sh->errs[k])
 			printf(", %s %ld", k ? strerrorname_np(k) : "other", sh->errs[k]);
-	printf("\n");
+	printf(", munmap retried %ld\n", sh->munmap_retries);
 	ksft_print_msg("control: %ld migrations, %ld cgroups created, %ld removed, %ld reclaims, %ld limit changes\n",
 		       sh->migrations, sh->cg_created, sh->cg_removed, sh->reclaims, sh->limits);
 	ksft_print_msg("checker: %ld frozen samples, %ld checks, %ld retried, %ld freeze timeouts, %ld violations\n",
