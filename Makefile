@@ -38,13 +38,14 @@ STRESS_APPEND := $(if $(STRESS_SECONDS),harness.stress=$(STRESS_SECONDS))
 # check-debug PEERS=0: without the kernel's selftests, so without the
 # baseline debug kernel either (CI's bounded run)
 PEERS      ?= 1
-# check-debug FAULTS=0: without the stress under injected faults (see
-# README: an open discrepancy it finds now and then)
+# check-debug FAULTS=0: without the stress under injected faults
 FAULTS     ?= 1
 DEBUG_APPEND := $(if $(filter 0,$(FAULTS)),harness.faults=0) $(STRESS_APPEND)
 # make bench: repetitions of each workload under -icount, and in plain TCG
 BENCH_REPS ?= 11
 BENCH_TCG_REPS ?= 3
+# make profile: the tmpfs_bench configuration profiled
+PROFILE_CONFIG ?= plain
 # run-guest: SCRIPT to run as root, FILES to add, KERNEL=patched|baseline
 SCRIPT     ?=
 FILES      ?=
@@ -63,6 +64,8 @@ help:
 	@echo "                  kmemleak scan on KASAN/lockdep kernels [STRESS_SECONDS=60]"
 	@echo "make bench        tmpfs workloads on both kernels under QEMU -icount: ratios,"
 	@echo "                  build/bench/results.csv, ratios.svg [BENCH_REPS=11]"
+	@echo "make profile      instructions per kernel function, baseline vs patched, under"
+	@echo "                  a QEMU plugin (where the charge's cost goes) [PROFILE_CONFIG=plain]"
 	@echo "make check-harness  prove that check fails on a failing test, a panic, a hang"
 	@echo "make print-kernel print the path of the patched bzImage"
 	@echo "make export-series  write patches/ from the commits of build/linux"
@@ -229,6 +232,11 @@ run-guest: $(if $(filter baseline,$(KERNEL)),$(BASE_BZIMAGE)) $(INITRAMFS)/base.
 		$(RUNS)/run-guest $(WATCHDOG) $(BZIMAGE) $(BASE_BZIMAGE)
 
 # what the charge costs: ratios to the baseline kernel, side by side
+# make profile: instructions per kernel function, baseline against patched
+profile: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
+	@scripts/profile.sh $(BZIMAGE) $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio $(BUILD)/profile \
+		$(PROFILE_CONFIG) $(WATCHDOG)
+
 bench: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
 	@scripts/bench.sh $(BZIMAGE) $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio $(BUILD)/bench \
 		$(BENCH_REPS) $(BENCH_TCG_REPS) $(WATCHDOG)
@@ -244,5 +252,5 @@ distclean:
 
 FORCE:
 
-.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug bench print-kernel export-series bisect config-matrix guest-programs initramfs \
+.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug bench profile print-kernel export-series bisect config-matrix guest-programs initramfs \
 	baseline-selftests check demo shell run-guest check-harness clean distclean FORCE

@@ -6,14 +6,15 @@
 #
 #   usage: boot.sh --kernel BZIMAGE --initrd CPIO --mode MODE --logdir DIR
 #                  [--timeout SECONDS] [--append "ARGS"] [--icount] [--interactive]
+#                  [--plugin SO[,ARG=VALUE...]]
 # --icount: guest time counts instructions (-icount shift=0,sleep=off, one
-# TCG thread), for make bench.
+# TCG thread), for make bench. --plugin: a QEMU TCG plugin (make profile).
 # Exit status: 0 when the guest printed its end marker with status 0, the
 # guest's status when it printed one, 124 when the watchdog fired, 125 when
 # the guest ended without the end marker (panic, crash), 2 on bad usage.
 set -uo pipefail
 
-kernel= initrd= mode= logdir= timeout=1200 append= interactive=0 accel=tcg,thread=multi icount=()
+kernel= initrd= mode= logdir= timeout=1200 append= interactive=0 accel=tcg,thread=multi icount=() plugin=()
 usage() { sed -n 's/^#   usage: //p; s/^#                  / /p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -25,6 +26,7 @@ while [ $# -gt 0 ]; do
 	--append) append=$2; shift 2 ;;
 	--interactive) interactive=1; shift ;;
 	--icount) accel=tcg,thread=single icount=(-icount shift=0,sleep=off); shift ;;
+	--plugin) plugin=(-plugin "$2"); shift 2 ;;
 	*) echo "boot: unknown argument '$1'" >&2; usage ;;
 	esac
 done
@@ -46,7 +48,7 @@ truncate -s 1G "$scratch"
 mkfs.ext2 -q -F "$scratch"
 
 cmdline="console=ttyS0 panic=-1 oops=panic harness.mode=$mode $append"
-qemu=(qemu-system-x86_64 -accel "$accel" "${icount[@]}" -cpu max -smp 2 -m 1G
+qemu=(qemu-system-x86_64 -accel "$accel" "${icount[@]}" "${plugin[@]}" -cpu max -smp 2 -m 1G
 	-nodefaults -no-reboot -display none
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
 	-drive "file=$scratch,if=virtio,format=raw")

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * insn_profile: a QEMU TCG plugin counting the guest instructions executed
+ * in the kernel, per translation block. At exit it writes, for each block
+ * start address of the kernel, the instructions it executed in all:
+ *   ADDRESS INSNS
+ * (hex, decimal) to the file given as out=PATH. scripts/insn-profile.sh
+ * sums them per function with the kernel's System.map.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#include <qemu-plugin.h>
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+struct block {
+	uint64_t vaddr;
+	uint64_t n_insns;
+	uint64_t execs;		/* bumped inline by the translated code */
+};
+
+static struct block **blocks;
+static size_t nr_blocks, max_blocks;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char *out_path;
+
+#define KERNEL_START	0xffffffff80000000ULL
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
+	struct block *b;
+
+	if (vaddr < KERNEL_START)
+		return;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		abort();
+	b->vaddr = vaddr;
+	b->n_insns = qemu_plugin_tb_n_insns(tb);
+	pthread_mutex_lock(&lock);
+	if (nr_blocks == max_blocks) {
+		max_blocks = max_blocks ? 2 * max_blocks : 65536;
+		blocks = realloc(blocks, max_blocks * sizeof(*blocks));
+		if (!blocks)
+			abort();
+	}
+	blocks[nr_blocks++] = b;
+	pthread_mutex_unlock(&lock);
+	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+						 &b->execs, 1);
+}
+
+static void at_exit(qemu_plugin_id_t id, void *p)
+{
+	FILE *f = fopen(out_path, "w");
+	size_t i;
+
+	if (!f) {
+		perror(out_path);
+		return;
+	}
+	for (i = 0; i < nr_blocks; i++) {
+		struct block *b = blocks[i];
+
+		if (b->execs)
+			fprintf(f, "%" PRIx64 " %" PRIu64 "\n", b->vaddr,
+				b->execs * b->n_insns);
+	}
+	fclose(f);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc; i++)
+		if (!strncmp(argv[i], "out=", 4))
+			out_path = strdup(argv[i] + 4);
+	if (!out_path) {
+		fprintf(stderr, "insn_profile: give out=PATH\n");
+		return -1;
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}

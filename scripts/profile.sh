@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# make profile: where the patched kernel's extra instructions go. Runs
+# tmpfs_bench (one repetition of every workload, CONFIG: plain by
+# default) on the baseline and on the patched kernel under QEMU -icount
+# with a TCG plugin that counts the kernel instructions each translation
+# block executes (scripts/insn-profile/insn_profile.c), then prints the
+# functions whose instruction counts differ most between the two.
+#
+# The plugin is built against qemu-plugin.h of the installed QEMU's
+# source package (apt-get source, from the machine's Debian mirror with a
+# deb-src entry added for it).
+#   usage: profile.sh BZIMAGE BASE_BZIMAGE INITRD OUTDIR CONFIG WATCHDOG
+set -euo pipefail
+patched=$1 baseline=$2 initrd=$3 out=$4 config=$5 watchdog=$6
+here=$(dirname "$(realpath "$0")")
+top=$(dirname "$here")
+mkdir -p "$out"
+out=$(realpath "$out")
+
+# qemu-plugin.h of the QEMU that runs the guests
+src_version=$(dpkg-query -W -f='${source:Version}' qemu-system-x86)
+header=$(find "$out/qemu-src" -path '*/include/qemu/qemu-plugin.h' 2>/dev/null | sed -n 1p)
+if [ -z "$header" ] || ! grep -qxF "$src_version" "$out/qemu-src/version" 2>/dev/null; then
+	if [ -z "$(apt-cache showsrc qemu 2>/dev/null)" ]; then
+		echo "profile: adding a deb-src entry for Debian's mirror (for qemu-plugin.h)"
+		sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/debian.sources |
+			sed 's/^Types: deb$/Types: deb-src/' > /etc/apt/sources.list.d/debian-src.sources
+		apt-get update -qq
+	fi
+	echo "profile: downloading the source of qemu $src_version (23 MB)"
+	rm -rf "$out/qemu-src"
+	mkdir -p "$out/qemu-src"
+	(cd "$out/qemu-src" && apt-get source --download-only -qq "qemu=$src_version" 2>/dev/null)
+	tar -C "$out/qemu-src" -xJf "$out/qemu-src"/qemu_*.orig.tar.xz \
+		--wildcards '*/include/qemu/qemu-plugin.h'
+	echo "$src_version" > "$out/qemu-src/version"
+	header=$(find "$out/qemu-src" -path '*/include/qemu/qemu-plugin.h' | sed -n 1p)
+fi
+gcc -shared -fPIC -O2 -Wall -Werror -I"$(dirname "$header")" \
+	-o "$out/insn_profile.so" "$here/insn-profile/insn_profile.c"
+
+for which in baseline patched; do
+	kernel=$patched
+	[ $which = baseline ] && kernel=$baseline
+	echo "profile: $which kernel, tmpfs_bench $config, one repetition under -icount"
+	"$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode bench \
+		--logdir "$out/$which" --timeout "$watchdog" --icount \
+		--plugin "$out/insn_profile.so,out=$out/$which.tsv" \
+		--append "harness.bench=$config harness.reps=1" > /dev/null
+	cp "$(dirname "$kernel")/../../../System.map" "$out/$which.map"
+done
+
+echo "profile: ns/op (= instructions under -icount) of each workload, baseline and patched"
+paste <(grep -E '^bench: .* runs 1 ' "$out/baseline/results.log" | awk '{print $3, $7}') \
+      <(grep -E '^bench: .* runs 1 ' "$out/patched/results.log" | awk '{print $7}') |
+	awk '{ printf "  %-11s %12.0f %12.0f  %+.2f%%\n", $1, $2, $3, ($3 / $2 - 1) * 100 }'
+echo "profile: the kernel functions whose instruction counts differ most (whole run)"
+printf '  %14s %14s %14s  %s\n' baseline patched difference function
+"$here/insn-profile.sh" diff "$out/baseline.map" "$out/baseline.tsv" \
+	"$out/patched.map" "$out/patched.tsv" 30 |
+	awk '{ printf "  %14d %14d %+14d  %s\n", $1, $2, $3, $4 }'
