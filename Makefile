@@ -16,6 +16,7 @@ BASE_BZIMAGE := $(BASE_KOUT)/arch/x86/boot/bzImage
 STAMPS     := $(BUILD)/stamps
 GUEST      := $(BUILD)/guest
 INITRAMFS  := $(BUILD)/initramfs
+INTEGRATION_CPIO := $(INITRAMFS)/integration.cpio
 RUNS       := $(BUILD)/runs
 
 # The check kernel: allnoconfig plus these fragments; check-debug adds
@@ -62,6 +63,8 @@ help:
 	@echo "                  run your program as root in the guest"
 	@echo "make check-debug  check, stress with injected faults, memfd selftests and a"
 	@echo "                  kmemleak scan on KASAN/lockdep kernels [STRESS_SECONDS=60]"
+	@echo "make check-integration  memory.tmpfs.max from cgroup-tools, libcgroup's API and"
+	@echo "                  crun (OCI unified), on the patched kernel"
 	@echo "make bench        tmpfs workloads on both kernels under QEMU -icount: ratios,"
 	@echo "                  build/bench/results.csv, ratios.svg [BENCH_REPS=11]"
 	@echo "make profile      instructions per kernel function, baseline vs patched, under"
@@ -133,6 +136,7 @@ guest-programs: kernel
 		RUNNER=$(abspath $(GUEST)/harness/ktap-run) \
 		STRESS=$(abspath $(GUEST)/harness/tmpfs_stress) \
 		BENCH=$(abspath $(GUEST)/harness/tmpfs_bench) \
+		INTEGRATION=$(abspath $(GUEST)/integration) \
 		KSRC=$(abspath $(TREE)) KHDR=$(abspath $(KOUT)/usr/include)
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/selftests
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/memfd memfd
@@ -153,6 +157,16 @@ $(INITRAMFS)/base.cpio: guest-programs FORCE
 $(INITRAMFS)/cgroup-tests.cpio: guest-programs FORCE
 	@mkdir -p $(INITRAMFS)
 	@qemu-boot/build-initramfs.sh $@ $(GUEST)/cgroup-tests:/opt/cgroup-tests
+
+# make check-integration: libcgroup's test, crun with its libraries, the
+# scripts for cgroup-tools and crun
+$(INTEGRATION_CPIO): guest-programs FORCE
+	@mkdir -p $(INITRAMFS)
+	@command -v crun >/dev/null || { echo "check-integration: crun is missing; run make deps" >&2; exit 1; }
+	@qemu-boot/build-initramfs.sh $@ \
+		+$(GUEST)/integration/test_libcgroup:/opt/integration/test_libcgroup \
+		qemu-boot/suites/integration:/opt/integration \
+		+$$(command -v crun):/usr/bin/crun
 
 # Failures of the kernel's selftests on the baseline kernel: the guest does
 # not rerun a program whose only failures are these (ktap-run -k).
@@ -219,6 +233,11 @@ check-debug: kernel-debug $(INITRAMFS)/check-debug.cpio
 		$(DEBUG_WATCHDOG) $(RUNS)/baseline-debug/records.tsv check-debug "$(DEBUG_APPEND)"
 endif
 
+check-integration: kernel $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO)
+	@cat $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO) > $(INITRAMFS)/check-integration.cpio
+	@scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check-integration.cpio $(RUNS)/check-integration \
+		$(WATCHDOG) /dev/null integration
+
 demo: kernel $(INITRAMFS)/base.cpio
 	@qemu-boot/boot.sh --kernel $(BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
 		--mode demo --logdir $(RUNS)/demo --timeout $(WATCHDOG)
@@ -252,5 +271,5 @@ distclean:
 
 FORCE:
 
-.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug bench profile print-kernel export-series bisect config-matrix guest-programs initramfs \
+.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug check-integration bench profile print-kernel export-series bisect config-matrix guest-programs initramfs \
 	baseline-selftests check demo shell run-guest check-harness clean distclean FORCE

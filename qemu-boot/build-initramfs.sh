@@ -5,7 +5,8 @@
 # files given, an overlay to concatenate after a base archive.
 #   usage: build-initramfs.sh [--base] OUT.cpio SRC:DEST...
 # SRC:DEST copies file or directory SRC to DEST inside the guest (a
-# directory's contents go into DEST). OUT is replaced only when its contents
+# directory's contents go into DEST); +SRC:DEST copies a dynamic program
+# and the shared libraries ldd names for it (at their host paths). OUT is replaced only when its contents
 # change, so what depends on it is not redone for nothing.
 set -euo pipefail
 base=0
@@ -21,9 +22,27 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage" "$out.tmp"' EXIT
 chmod 0755 "$stage"	# the guest's /: mktemp made it 0700
 
+# dynamic programs with their libraries
+copy_libs() {
+	local prog=$1 lib
+	for lib in $(ldd "$prog" | grep -oE '/[^ ]+'); do
+		[ -e "$stage$lib" ] || install -D -m 0755 "$(realpath "$lib")" "$stage$lib"
+	done
+}
+copy_with_libs() {
+	install -D -m 0755 "$1" "$stage$1"
+	copy_libs "$1"
+}
+
 for spec in "$@"; do
 	src=${spec%%:*} dest=${spec#*:}
-	if [ -d "$src" ]; then
+	if [ "${src#+}" != "$src" ]; then
+		src=${src#+}
+		[ -f "$src" ] || { echo "initramfs: $src does not exist" >&2; exit 1; }
+		ldd "$src" >/dev/null 2>&1 || { echo "initramfs: $src is not a dynamic program" >&2; exit 1; }
+		install -D -m 0755 "$src" "$stage$dest"
+		copy_libs "$src"
+	elif [ -d "$src" ]; then
 		mkdir -p "$stage$dest"
 		cp -a "$src"/. "$stage$dest"/
 	elif [ -f "$src" ]; then
@@ -50,14 +69,6 @@ for applet in $("$bb" --list-full); do
 	[ -e "$stage/$applet" ] || ln -s /bin/busybox "$stage/$applet"
 done
 
-# dynamic programs with their libraries
-copy_with_libs() {
-	local prog=$1 lib
-	install -D -m 0755 "$prog" "$stage$prog"
-	for lib in $(ldd "$prog" | grep -oE '/[^ ]+'); do
-		[ -e "$stage$lib" ] || install -D -m 0755 "$(realpath "$lib")" "$stage$lib"
-	done
-}
 for prog in cgcreate cgset cgget cgexec cgdelete cgclassify lscgroup lssubsys; do
 	p=$(command -v "$prog") || { echo "initramfs: $prog not found; install cgroup-tools" >&2; exit 1; }
 	copy_with_libs "$p"
