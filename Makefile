@@ -27,7 +27,8 @@ DKOUT      := $(BUILD)/kernel-debug
 BASE_DKOUT := $(BUILD)/kernel-debug-baseline
 DEBUG_BZIMAGE := $(DKOUT)/arch/x86/boot/bzImage
 BASE_DEBUG_BZIMAGE := $(BASE_DKOUT)/arch/x86/boot/bzImage
-PATCHES    := patches/series $(wildcard patches/*.patch)
+# the code patches (the cover letter changes nothing to build)
+PATCHES    := patches/series $(filter-out patches/0000-%,$(wildcard patches/*.patch))
 
 # Seconds before the watchdog kills a guest.
 WATCHDOG   ?= 1800

@@ -54,8 +54,10 @@ echo "profile: ns/op (= instructions under -icount) of each workload, baseline a
 paste <(grep -E '^bench: .* runs 1 ' "$out/baseline/results.log" | awk '{print $3, $7}') \
       <(grep -E '^bench: .* runs 1 ' "$out/patched/results.log" | awk '{print $7}') |
 	awk '{ printf "  %-11s %12.0f %12.0f  %+.2f%%\n", $1, $2, $3, ($3 / $2 - 1) * 100 }'
-echo "profile: the kernel functions whose instruction counts differ most (whole run)"
-printf '  %14s %14s %14s  %s\n' baseline patched difference function
+echo "profile: the kernel functions whose instruction counts differ most (whole run);"
+echo "profile: calls = runs of the function's first block, per call = instructions / calls"
+printf '  %13s %13s %13s %10s %10s %9s  %s\n' baseline patched difference calls calls "per call" function
 "$here/insn-profile.sh" diff "$out/baseline.map" "$out/baseline.tsv" \
 	"$out/patched.map" "$out/patched.tsv" 30 |
-	awk '{ printf "  %14d %14d %+14d  %s\n", $1, $2, $3, $4 }'
+	awk '{ pc = $4 ? $1 / $4 : 0; if ($5) pc = $2 / $5
+	       printf "  %13d %13d %+13d %10d %10d %9.1f  %s\n", $1, $2, $3, $4, $5, pc, $6 }'

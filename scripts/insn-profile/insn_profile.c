@@ -68,8 +68,8 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 		struct block *b = blocks[i];
 
 		if (b->execs)
-			fprintf(f, "%" PRIx64 " %" PRIu64 "\n", b->vaddr,
-				b->execs * b->n_insns);
+			fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 "\n", b->vaddr,
+				b->execs * b->n_insns, b->execs);
 	}
 	fclose(f);
 }
