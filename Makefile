@@ -64,8 +64,9 @@ help:
 	@echo "                  run your program as root in the guest"
 	@echo "make check-debug  check, stress with injected faults, memfd selftests and a"
 	@echo "                  kmemleak scan on KASAN/lockdep kernels [STRESS_SECONDS=60]"
-	@echo "make check-integration  memory.tmpfs.max from cgroup-tools, libcgroup's API and"
-	@echo "                  crun (OCI unified), on the patched kernel"
+	@echo "make check-integration  memory.tmpfs.max from cgroup-tools, libcgroup's API,"
+	@echo "                  crun (OCI unified) and systemd's TmpfsMax=, on the patched kernel"
+	@echo "                  (check-tools: the first three, check-systemd: the last)"
 	@echo "make bench        tmpfs workloads on both kernels under QEMU -icount: ratios,"
 	@echo "                  build/bench/results.csv, ratios.svg [BENCH_REPS=11]"
 	@echo "make profile      instructions per kernel function, baseline vs patched, under"
@@ -234,10 +235,34 @@ check-debug: kernel-debug $(INITRAMFS)/check-debug.cpio
 		$(DEBUG_WATCHDOG) $(RUNS)/baseline-debug/records.tsv check-debug "$(DEBUG_APPEND)"
 endif
 
-check-integration: kernel $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO)
-	@cat $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO) > $(INITRAMFS)/check-integration.cpio
-	@scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check-integration.cpio $(RUNS)/check-integration \
-		$(WATCHDOG) /dev/null integration
+# make check-integration: the limit set from cgroup-tools, libcgroup's API
+# and crun (one boot of the usual initramfs), and from systemd's TmpfsMax=
+# (a boot of a Debian root with the patched systemd as PID 1)
+check-integration: check-tools check-systemd
+	@scripts/sum-verdicts.sh $(RUNS)/check-tools/verdict.txt $(RUNS)/check-systemd/verdict.txt
+
+check-tools: kernel $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO)
+	@cat $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO) > $(INITRAMFS)/check-tools.cpio
+	@scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check-tools.cpio $(RUNS)/check-tools \
+		$(WATCHDOG) /dev/null integration | tee $(RUNS)/check-tools.out; \
+		status=$${PIPESTATUS[0]}; mkdir -p $(RUNS)/check-tools; \
+		mv $(RUNS)/check-tools.out $(RUNS)/check-tools/verdict.txt; exit $$status
+
+# Debian's systemd with patches/systemd/, built once (20 to 40 minutes)
+SYSTEMD_DEBS := $(BUILD)/systemd-pkg/debs/.built
+$(SYSTEMD_DEBS): $(wildcard patches/systemd/*.patch) scripts/build-systemd.sh | deps
+	@scripts/build-systemd.sh patches/systemd $(BUILD)/systemd-pkg
+
+SYSTEMD_IMG := $(BUILD)/systemd-root.img
+$(SYSTEMD_IMG): $(SYSTEMD_DEBS) $(wildcard qemu-boot/systemd/*) scripts/build-systemd-root.sh guest-programs
+	@scripts/build-systemd-root.sh $(BUILD)/systemd-root/root $(BUILD)/systemd-pkg/debs \
+		$(GUEST)/harness/ktap-run $@
+
+check-systemd: kernel $(SYSTEMD_IMG)
+	@BOOT_DISK=$(SYSTEMD_IMG) scripts/check.sh $(BZIMAGE) - $(RUNS)/check-systemd \
+		$(WATCHDOG) /dev/null systemd | tee $(RUNS)/check-systemd.out; \
+		status=$${PIPESTATUS[0]}; mkdir -p $(RUNS)/check-systemd; \
+		mv $(RUNS)/check-systemd.out $(RUNS)/check-systemd/verdict.txt; exit $$status
 
 demo: kernel $(INITRAMFS)/base.cpio
 	@qemu-boot/boot.sh --kernel $(BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
@@ -272,5 +297,5 @@ distclean:
 
 FORCE:
 
-.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug check-integration bench profile print-kernel export-series bisect config-matrix guest-programs initramfs \
+.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug check-integration check-tools check-systemd bench profile print-kernel export-series bisect config-matrix guest-programs initramfs \
 	baseline-selftests check demo shell run-guest check-harness clean distclean FORCE

@@ -6,15 +6,18 @@
 #
 #   usage: boot.sh --kernel BZIMAGE --initrd CPIO --mode MODE --logdir DIR
 #                  [--timeout SECONDS] [--append "ARGS"] [--icount] [--interactive]
-#                  [--plugin SO[,ARG=VALUE...]]
+#                  [--plugin SO[,ARG=VALUE...]] [--disk IMAGE]
 # --icount: guest time counts instructions (-icount shift=0,sleep=off, one
 # TCG thread), for make bench. --plugin: a QEMU TCG plugin (make profile).
+# --disk: IMAGE is the virtio disk instead of a fresh scratch disk, written
+# to a snapshot only; with --initrd - the kernel boots it as its root
+# (root=/dev/vda rw, make check-systemd).
 # Exit status: 0 when the guest printed its end marker with status 0, the
 # guest's status when it printed one, 124 when the watchdog fired, 125 when
 # the guest ended without the end marker (panic, crash), 2 on bad usage.
 set -uo pipefail
 
-kernel= initrd= mode= logdir= timeout=1200 append= interactive=0 accel=tcg,thread=multi icount=() plugin=()
+kernel= initrd= mode= logdir= timeout=1200 append= interactive=0 accel=tcg,thread=multi icount=() plugin=() disk=
 usage() { sed -n 's/^#   usage: //p; s/^#                  / /p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -27,13 +30,20 @@ while [ $# -gt 0 ]; do
 	--interactive) interactive=1; shift ;;
 	--icount) accel=tcg,thread=single icount=(-icount shift=0,sleep=off); shift ;;
 	--plugin) plugin=(-plugin "$2"); shift 2 ;;
+	--disk) disk=$2; shift 2 ;;
 	*) echo "boot: unknown argument '$1'" >&2; usage ;;
 	esac
 done
 [ -n "$kernel" ] && [ -n "$initrd" ] && [ -n "$mode" ] && [ -n "$logdir" ] || usage
-for f in "$kernel" "$initrd"; do
+for f in "$kernel" ${disk:+"$disk"}; do
 	[ -f "$f" ] || { echo "boot: $f does not exist" >&2; exit 2; }
 done
+if [ "$initrd" = - ]; then
+	[ -n "$disk" ] || { echo "boot: --initrd - needs --disk" >&2; exit 2; }
+elif [ ! -f "$initrd" ]; then
+	echo "boot: $initrd does not exist" >&2
+	exit 2
+fi
 case "$timeout" in ''|*[!0-9]*) echo "boot: --timeout wants seconds, got '$timeout'" >&2; exit 2 ;; esac
 
 mkdir -p "$logdir"
@@ -41,17 +51,27 @@ console=$logdir/console.log results=$logdir/results.log
 : > "$console"
 : > "$results"
 
-# a fresh 1 GiB scratch ext2 disk for every boot (sparse)
-scratch=$logdir/scratch.ext2
-rm -f "$scratch"
-truncate -s 1G "$scratch"
-mkfs.ext2 -q -F "$scratch"
+if [ -n "$disk" ]; then
+	drive="file=$disk,if=virtio,format=raw,snapshot=on"
+else
+	# a fresh 1 GiB scratch ext2 disk for every boot (sparse)
+	scratch=$logdir/scratch.ext2
+	rm -f "$scratch"
+	truncate -s 1G "$scratch"
+	mkfs.ext2 -q -F "$scratch"
+	drive="file=$scratch,if=virtio,format=raw"
+fi
 
 cmdline="console=ttyS0 panic=-1 oops=panic harness.mode=$mode $append"
+initrd_args=(-initrd "$initrd")
+if [ "$initrd" = - ]; then
+	cmdline="root=/dev/vda rw $cmdline"
+	initrd_args=()
+fi
 qemu=(qemu-system-x86_64 -accel "$accel" "${icount[@]}" "${plugin[@]}" -cpu max -smp 2 -m 1G
 	-nodefaults -no-reboot -display none
-	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
-	-drive "file=$scratch,if=virtio,format=raw")
+	-kernel "$kernel" "${initrd_args[@]}" -append "$cmdline"
+	-drive "$drive")
 
 if [ $interactive -eq 1 ]; then
 	echo "boot: interactive guest; Ctrl-A X quits QEMU, console log: $console"

@@ -3,6 +3,8 @@
 # selftests in the guest, and give the verdict (scripts/verdict.sh).
 # Progress: one line per test program as the guest runs it.
 #   usage: check.sh BZIMAGE INITRD LOGDIR WATCHDOG BASELINE_RECORDS [MODE [APPEND]]
+# BOOT_DISK=IMAGE in the environment boots with that disk (boot.sh --disk;
+# INITRD - then boots it as the root).
 # MODE is the guest's harness.mode: check (default: every suite),
 # check-debug (every suite of the debug kernel) or cgroup-tests (only
 # those). APPEND goes on the kernel command line (harness.stress=N).
@@ -20,7 +22,8 @@ esac
 echo "check: booting $kernel ($mode); the tests take $took (watchdog ${watchdog}s)"
 start=$(date +%s)
 "$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode "$mode" \
-	--logdir "$logdir" --timeout "$watchdog" ${append:+--append "$append"} |
+	--logdir "$logdir" --timeout "$watchdog" ${append:+--append "$append"} \
+	${BOOT_DISK:+--disk "$BOOT_DISK"} |
 	grep --line-buffered -E '^(# ktap-run: .* took|not ok )' | sed -u 's/^# ktap-run: /check: /'
 status=${PIPESTATUS[0]}
 echo "check: guest done in $(( $(date +%s) - start ))s (status $status); console: $logdir/console.log, results: $logdir/results.log"

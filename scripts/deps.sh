@@ -10,7 +10,7 @@ packages=(
 	libc6-dev		# libc.a for the static guest binaries
 	qemu-system-x86 busybox-static e2fsprogs
 	cgroup-tools libcgroup-dev
-	crun			# make check-integration
+	crun debootstrap		# make check-integration
 	gnuplot-nox		# make bench's chart
 )
 missing=()

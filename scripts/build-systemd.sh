@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Build Debian bookworm's systemd with patches/systemd/*.patch added to its
+# debian/patches: the source package comes from the machine's Debian mirror
+# (apt-get source; a deb-src entry is added for it when missing), the
+# build-dependencies are installed, and dpkg-buildpackage builds the binary
+# packages without the udebs and the test suite into OUT/debs.
+#   usage: build-systemd.sh PATCHDIR OUT
+set -euo pipefail
+patchdir=$(realpath "$1")
+out=$2
+mkdir -p "$out"
+out=$(realpath "$out")
+stamp=$out/debs/.built
+
+patches=("$patchdir"/*.patch)
+[ -e "${patches[0]}" ] || { echo "systemd: no patches in $patchdir" >&2; exit 1; }
+if [ -f "$stamp" ] && [ -z "$(find "$patchdir" -newer "$stamp" -name '*.patch')" ]; then
+	exit 0
+fi
+
+if [ -z "$(apt-cache showsrc systemd 2>/dev/null)" ]; then
+	echo "systemd: adding a deb-src entry for the machine's Debian mirror"
+	sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/debian.sources |
+		sed 's/^Types: deb$/Types: deb-src/' > /etc/apt/sources.list.d/debian-src.sources
+	apt-get update -qq
+fi
+version=$(dpkg-query -W -f='${Version}' systemd 2>/dev/null || true)
+echo "systemd: source package (installed systemd: ${version:-none}); build-dependencies"
+apt-get build-dep -y -qq systemd > "$out/build-dep.log" 2>&1 ||
+	{ tail -n 20 "$out/build-dep.log" >&2; exit 1; }
+
+rm -rf "$out/src"
+mkdir -p "$out/src"
+(cd "$out/src" && apt-get source -qq systemd 2> /dev/null)
+src=$(find "$out/src" -mindepth 1 -maxdepth 1 -type d -name 'systemd-*')
+for p in "${patches[@]}"; do
+	cp "$p" "$src/debian/patches/"
+	basename "$p" >> "$src/debian/patches/series"
+done
+
+echo "systemd: dpkg-buildpackage $(basename "$src") with ${#patches[@]} patch(es) (20 to 40 minutes on 2 cores; log: $out/build.log)"
+start=$(date +%s)
+(cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" DEB_BUILD_PROFILES="noudeb nocheck" \
+	dpkg-buildpackage -b -uc -us) > "$out/build.log" 2>&1 &
+pid=$!
+while kill -0 $pid 2>/dev/null; do
+	sleep 60
+	kill -0 $pid 2>/dev/null && echo "systemd: still building, $(( $(date +%s) - start ))s, $(grep -c '^\[[0-9]*/[0-9]*\]' "$out/build.log" || true) ninja steps"
+done
+wait $pid || { echo "systemd: dpkg-buildpackage failed; the end of $out/build.log:" >&2; tail -n 30 "$out/build.log" >&2; exit 1; }
+rm -rf "$out/debs"
+mkdir -p "$out/debs"
+mv "$out/src"/*.deb "$out/debs/"
+touch "$stamp"
+echo "systemd: $(ls "$out/debs" | wc -l) packages in $out/debs ($(( $(date +%s) - start ))s)"
