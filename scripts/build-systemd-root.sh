@@ -15,10 +15,10 @@ mirror=$(sed -n 's/^URIs: //p' /etc/apt/sources.list.d/debian.sources 2>/dev/nul
 mirror=${mirror:-http://deb.debian.org/debian}
 if [ ! -e "$root/.debootstrap-done" ]; then
 	command -v debootstrap >/dev/null || { echo "systemd-root: debootstrap is missing; run make deps" >&2; exit 1; }
-	echo "systemd-root: debootstrap bookworm (minbase + systemd-sysv) from $mirror (about 3 minutes)"
+	echo "systemd-root: debootstrap bookworm (minbase + systemd-sysv, dbus) from $mirror (about 3 minutes)"
 	rm -rf "$root"
 	mkdir -p "$(dirname "$root")"
-	debootstrap --variant=minbase --include=systemd-sysv bookworm "$root" "$mirror" \
+	debootstrap --variant=minbase --include=systemd-sysv,dbus bookworm "$root" "$mirror" \
 		> "$root.debootstrap.log" 2>&1 ||
 		{ tail -n 20 "$root.debootstrap.log" >&2; exit 1; }
 	touch "$root/.debootstrap-done"
@@ -40,8 +40,9 @@ echo "systemd-root: installing the patched ${install[*]##*/}"
 chroot "$root" dpkg -i "${install[@]}" > "$root.dpkg.log" 2>&1 ||
 	{ tail -n 20 "$root.dpkg.log" >&2; exit 1; }
 rm -rf "$root/tmp/debs"
-grep -q TmpfsMax "$root/lib/systemd/libsystemd-core-"*.so ||
-	{ echo "systemd-root: the installed systemd has no TmpfsMax" >&2; exit 1; }
+core=$(find "$root/usr/lib" -name 'libsystemd-core-*.so' | sed -n 1p)
+[ -n "$core" ] && grep -q TmpfsMax "$core" ||
+	{ echo "systemd-root: the installed systemd has no TmpfsMax (${core:-no libsystemd-core})" >&2; exit 1; }
 
 # /tmp on tmpfs, the test slice, the harness service and the tests
 etc=$root/etc/systemd/system
