@@ -26,13 +26,14 @@ if [ -z "$(apt-cache showsrc systemd 2>/dev/null)" ]; then
 fi
 version=$(dpkg-query -W -f='${Version}' systemd 2>/dev/null || true)
 echo "systemd: source package (installed systemd: ${version:-none}); build-dependencies"
-apt-get build-dep -y -qq systemd > "$out/build-dep.log" 2>&1 ||
+DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq systemd > "$out/build-dep.log" 2>&1 ||
 	{ tail -n 20 "$out/build-dep.log" >&2; exit 1; }
 
 rm -rf "$out/src"
 mkdir -p "$out/src"
-(cd "$out/src" && apt-get source -qq systemd 2> /dev/null)
+(cd "$out/src" && apt-get source -qq systemd > /dev/null 2>&1)
 src=$(find "$out/src" -mindepth 1 -maxdepth 1 -type d -name 'systemd-*')
+[ -n "$src" ] || { echo "systemd: apt-get source systemd gave no source tree in $out/src" >&2; exit 1; }
 for p in "${patches[@]}"; do
 	cp "$p" "$src/debian/patches/"
 	basename "$p" >> "$src/debian/patches/series"
