@@ -243,10 +243,10 @@ check-integration: check-tools check-systemd
 
 check-tools: kernel $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO)
 	@cat $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO) > $(INITRAMFS)/check-tools.cpio
+	@mkdir -p $(RUNS)/check-tools
 	@scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check-tools.cpio $(RUNS)/check-tools \
-		$(WATCHDOG) /dev/null integration | tee $(RUNS)/check-tools.out; \
-		status=$${PIPESTATUS[0]}; mkdir -p $(RUNS)/check-tools; \
-		mv $(RUNS)/check-tools.out $(RUNS)/check-tools/verdict.txt; exit $$status
+		$(WATCHDOG) /dev/null integration | tee $(RUNS)/check-tools/verdict.txt; \
+		exit $${PIPESTATUS[0]}
 
 # Debian's systemd with patches/systemd/, built once (20 to 40 minutes)
 SYSTEMD_DEBS := $(BUILD)/systemd-pkg/debs/.built
@@ -259,10 +259,10 @@ $(SYSTEMD_IMG): $(SYSTEMD_DEBS) $(wildcard qemu-boot/systemd/*) scripts/build-sy
 		$(GUEST)/harness/ktap-run $@
 
 check-systemd: kernel $(SYSTEMD_IMG)
+	@mkdir -p $(RUNS)/check-systemd
 	@BOOT_DISK=$(SYSTEMD_IMG) scripts/check.sh $(BZIMAGE) - $(RUNS)/check-systemd \
-		$(WATCHDOG) /dev/null systemd | tee $(RUNS)/check-systemd.out; \
-		status=$${PIPESTATUS[0]}; mkdir -p $(RUNS)/check-systemd; \
-		mv $(RUNS)/check-systemd.out $(RUNS)/check-systemd/verdict.txt; exit $$status
+		$(WATCHDOG) /dev/null systemd | tee $(RUNS)/check-systemd/verdict.txt; \
+		exit $${PIPESTATUS[0]}
 
 demo: kernel $(INITRAMFS)/base.cpio
 	@qemu-boot/boot.sh --kernel $(BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
