@@ -248,7 +248,7 @@ check-tools: kernel $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO)
 		$(WATCHDOG) /dev/null integration | tee $(RUNS)/check-tools/verdict.txt; \
 		exit $${PIPESTATUS[0]}
 
-# Debian's systemd with patches/systemd/, built once (20 to 40 minutes)
+# Debian's systemd with patches/systemd/, built once (about 15 minutes)
 SYSTEMD_DEBS := $(BUILD)/systemd-pkg/debs/.built
 $(SYSTEMD_DEBS): $(wildcard patches/systemd/*.patch) scripts/build-systemd.sh | deps
 	@scripts/build-systemd.sh patches/systemd $(BUILD)/systemd-pkg

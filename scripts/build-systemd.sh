@@ -39,7 +39,7 @@ for p in "${patches[@]}"; do
 	basename "$p" >> "$src/debian/patches/series"
 done
 
-echo "systemd: dpkg-buildpackage $(basename "$src") with ${#patches[@]} patch(es) (20 to 40 minutes on 2 cores; log: $out/build.log)"
+echo "systemd: dpkg-buildpackage $(basename "$src") with ${#patches[@]} patch(es) (about 15 minutes on 2 cores; log: $out/build.log)"
 start=$(date +%s)
 (cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" DEB_BUILD_PROFILES="noudeb nocheck" \
 	dpkg-buildpackage -b -uc -us) > "$out/build.log" 2>&1 &
