@@ -55,6 +55,7 @@ ln -sf ../harness.service "$etc/multi-user.target.wants/harness.service"
 rm -rf "$etc/tmpfstest.slice.d" "$root/etc/systemd/system.control"
 install -D -m 0755 "$ktap_run" "$root/opt/harness/ktap-run"
 install -D -m 0755 "$files/test_tmpfsmax" "$root/opt/systemd-tests/test_tmpfsmax"
+install -m 0644 "$top/qemu-boot/suites/integration/ktap.sh" "$root/opt/systemd-tests/ktap.sh"
 echo guest > "$root/etc/hostname"
 : > "$root/etc/machine-id"
 
