@@ -58,4 +58,6 @@ if [ "$mode" != cgroup-tests ] && [ -s "$baseline" ]; then
 	fi
 	echo
 fi
-"${verdict[@]}" "${reruns[@]}"
+# kept in LOGDIR/verdict.txt too (scripts/sum-verdicts.sh adds runs up)
+"${verdict[@]}" "${reruns[@]}" | tee "$logdir/verdict.txt"
+exit "${PIPESTATUS[0]}"
