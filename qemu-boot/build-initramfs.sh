@@ -6,8 +6,9 @@
 #   usage: build-initramfs.sh [--base] OUT.cpio SRC:DEST...
 # SRC:DEST copies file or directory SRC to DEST inside the guest (a
 # directory's contents go into DEST); +SRC:DEST copies a dynamic program
-# and the shared libraries ldd names for it (at their host paths). OUT is replaced only when its contents
-# change, so what depends on it is not redone for nothing.
+# and the shared libraries ldd names for it (at their host paths). OUT is
+# replaced only when its contents change, so what depends on it is not
+# redone for nothing.
 set -euo pipefail
 base=0
 if [ "${1:-}" = --base ]; then
@@ -22,16 +23,14 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage" "$out.tmp"' EXIT
 chmod 0755 "$stage"	# the guest's /: mktemp made it 0700
 
-# dynamic programs with their libraries
-copy_libs() {
-	local prog=$1 lib
+# copy_with_libs PROG [DEST]: a dynamic program (at DEST, default its own
+# path) with the shared libraries ldd names for it
+copy_with_libs() {
+	local prog=$1 dest=${2:-$1} lib
+	install -D -m 0755 "$prog" "$stage$dest"
 	for lib in $(ldd "$prog" | grep -oE '/[^ ]+'); do
 		[ -e "$stage$lib" ] || install -D -m 0755 "$(realpath "$lib")" "$stage$lib"
 	done
-}
-copy_with_libs() {
-	install -D -m 0755 "$1" "$stage$1"
-	copy_libs "$1"
 }
 
 for spec in "$@"; do
@@ -40,8 +39,7 @@ for spec in "$@"; do
 		src=${src#+}
 		[ -f "$src" ] || { echo "initramfs: $src does not exist" >&2; exit 1; }
 		ldd "$src" >/dev/null 2>&1 || { echo "initramfs: $src is not a dynamic program" >&2; exit 1; }
-		install -D -m 0755 "$src" "$stage$dest"
-		copy_libs "$src"
+		copy_with_libs "$src" "$dest"
 	elif [ -d "$src" ]; then
 		mkdir -p "$stage$dest"
 		cp -a "$src"/. "$stage$dest"/
