@@ -579,10 +579,11 @@ static int check_once(bool final, bool report)
 	add(&sh->checks, 1);
 	if (cur[0] != files) {
 		bad++;
-		if (report)
+		if (report) {
 			violation("%s: current %ld != blocks of all files %ld", base, cur[0], files);
-		if (report && sh->violations <= 3)
-			report_deleted_mappings();
+			if (sh->violations <= 3)
+				report_deleted_mappings();
+		}
 	}
 	if (final) {
 		for (i = 0; i < (int)NR_NODES; i++) {
