@@ -18,12 +18,7 @@ if [ -f "$stamp" ] && [ -z "$(find "$patchdir" -newer "$stamp" -name '*.patch')"
 	exit 0
 fi
 
-if [ -z "$(apt-cache showsrc systemd 2>/dev/null)" ]; then
-	echo "systemd: adding a deb-src entry for the machine's Debian mirror"
-	sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/debian.sources |
-		sed 's/^Types: deb$/Types: deb-src/' > /etc/apt/sources.list.d/debian-src.sources
-	apt-get update -qq
-fi
+"$(dirname "$(realpath "$0")")/deb-src.sh" systemd systemd
 version=$(dpkg-query -W -f='${Version}' systemd 2>/dev/null || true)
 echo "systemd: source package (installed systemd: ${version:-none}); build-dependencies"
 DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq systemd > "$out/build-dep.log" 2>&1 ||

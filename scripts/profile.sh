@@ -21,12 +21,7 @@ out=$(realpath "$out")
 src_version=$(dpkg-query -W -f='${source:Version}' qemu-system-x86)
 header=$(find "$out/qemu-src" -path '*/include/qemu/qemu-plugin.h' 2>/dev/null | sed -n 1p)
 if [ -z "$header" ] || ! grep -qxF "$src_version" "$out/qemu-src/version" 2>/dev/null; then
-	if [ -z "$(apt-cache showsrc qemu 2>/dev/null)" ]; then
-		echo "profile: adding a deb-src entry for Debian's mirror (for qemu-plugin.h)"
-		sed -n '/^Types: deb$/,/^$/p' /etc/apt/sources.list.d/debian.sources |
-			sed 's/^Types: deb$/Types: deb-src/' > /etc/apt/sources.list.d/debian-src.sources
-		apt-get update -qq
-	fi
+	"$here/deb-src.sh" qemu profile
 	echo "profile: downloading the source of qemu $src_version (23 MB)"
 	rm -rf "$out/qemu-src"
 	mkdir -p "$out/qemu-src"
