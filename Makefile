@@ -139,6 +139,7 @@ guest-programs: kernel
 		STRESS=$(abspath $(GUEST)/harness/tmpfs_stress) \
 		BENCH=$(abspath $(GUEST)/harness/tmpfs_bench) \
 		INTEGRATION=$(abspath $(GUEST)/integration) \
+		BOTH=$(abspath $(GUEST)/both) \
 		KSRC=$(abspath $(TREE)) KHDR=$(abspath $(KOUT)/usr/include)
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/selftests
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/memfd memfd
@@ -152,6 +153,7 @@ $(INITRAMFS)/base.cpio: guest-programs FORCE
 		qemu-boot/demo.sh:/opt/harness/demo.sh \
 		$(GUEST)/selftests:/opt/selftests \
 		$(GUEST)/memfd:/opt/memfd \
+		$(GUEST)/both:/opt/both \
 		qemu-boot/suites/stress:/opt/stress \
 		qemu-boot/suites/stress-faults:/opt/stress-faults \
 		qemu-boot/suites/leaks:/opt/leaks
