@@ -706,6 +706,7 @@ static int khugepaged_set(const char *name, const char *val, char *old, size_t n
 static int test_removed_swapin_kthread(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_kthread.XXXXXX", path[PATH_MAX];
+	static char back[HPAGE];
 	char old_sleep[32] = "", old_swap[32] = "", old_none[32] = "";
 	char *from = NULL, *a = NULL, *area = NULL, *map;
 	long swapped = HPAGE - page_size, cur = -1, collapsed = vmstat("thp_collapse_alloc");
@@ -771,13 +772,12 @@ static int test_removed_swapin_kthread(const char *root)
 	    expect_long(from, "memory.swap.current", 0, "khugepaged swapped a's pages in"))
 		goto out;
 	/* write_pattern()'s bytes count from the start of each write */
+	if (pread(fd, back, HPAGE, 0) != HPAGE)
+		goto out;
 	for (i = 0; i < HPAGE; i++) {
-		static char buf[HPAGE];
 		long rel = i < page_size ? i : i - page_size;
 
-		if (!i && pread(fd, buf, HPAGE, 0) != HPAGE)
-			goto out;
-		if (buf[i] != (char)((rel % (64 * 1024)) * 7 + 1)) {
+		if (back[i] != (char)((rel % (64 * 1024)) * 7 + 1)) {
 			ksft_print_msg("byte %d differs after the swap-in by khugepaged\n", i);
 			goto out;
 		}
