@@ -14,25 +14,13 @@
  *
  * This program runs on both kernels and must pass on both (suite "both").
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
+#include "../tmpfs_util.h"
+
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-
-#include "kselftest.h"
-#include "cgroup/cgroup_util.h"
 
 #ifndef MADV_HWPOISON
 #define MADV_HWPOISON 100
@@ -54,7 +42,6 @@
 #define PAGES 4
 #define TMPFS_FILE "/tmp/test_memory_failure"
 
-static long page_size;
 static char root[PATH_MAX];
 static bool have_tmpfs;		/* the kernel has memory.tmpfs.* */
 
@@ -652,6 +639,7 @@ static int run_case(const struct mf_case *c)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
 	char *parent = cg_name(root, "mf_parent"), *cg = NULL;
+	long dying = nr_dying(root);
 	int ret = KSFT_FAIL;
 
 	sigaction(SIGBUS, &sa, NULL);
@@ -683,6 +671,12 @@ cleanup:
 		cg_destroy(parent);
 		free(parent);
 	}
+	/*
+	 * Nothing of the case keeps its cgroups alive: freed swap entries
+	 * wait in the swap slot caches with their memcg, so drain those.
+	 */
+	if (ret == KSFT_PASS && (drain_swap_slots() || wait_dying(root, dying, c->name)))
+		ret = KSFT_FAIL;
 	return ret;
 }
 
