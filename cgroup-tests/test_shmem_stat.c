@@ -7,24 +7,10 @@
  * real pass before the series lands, and it guards the accounting that
  * memory.tmpfs.* builds on.
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include "kselftest.h"
-#include "cgroup/cgroup_util.h"
+#include "tmpfs_util.h"
 
 /* Four MiB and a bit: the charge must be rounded up to whole pages. */
 #define FILE_BYTES ((4L << 20) + 100)
-
-static long page_size;
 
 static long round_up_pages(long bytes)
 {
@@ -60,7 +46,7 @@ static long shmem_of(const char *cgroup)
 }
 
 /* Runs inside the cgroup: create and fill the file, leave it behind. */
-static int write_file(const char *cgroup, void *arg)
+static int write_shmem_file(const char *cgroup, void *arg)
 {
 	const char *path = arg;
 	int fd, ret;
@@ -118,7 +104,7 @@ static int test_tmp_file(const char *root)
 		goto cleanup;
 	if (expect_shmem(cg, 0, "new cgroup"))
 		goto cleanup;
-	if (cg_run(cg, write_file, (void *)path))
+	if (cg_run(cg, write_shmem_file, (void *)path))
 		goto cleanup;
 	if (expect_shmem(cg, round_up_pages(FILE_BYTES), "after write"))
 		goto cleanup;
@@ -207,24 +193,10 @@ cleanup:
 
 /*
  * Every case removes its cgroup with the data freed: cgroup.stat
- * nr_dying_descendants of ROOT must be back to BEFORE (or below) within
- * 5 s, or something still pins the removed memcg.
+ * nr_dying_descendants of ROOT must be back to where it was
+ * (tmpfs_util.h's wait_dying()), or something still pins the removed
+ * memcg.
  */
-static int wait_dying(const char *root, long before, const char *name)
-{
-	long now = cg_read_key_long(root, "cgroup.stat", "nr_dying_descendants ");
-	int i;
-
-	for (i = 0; i < 100 && now > before; i++) {
-		usleep(50000);
-		now = cg_read_key_long(root, "cgroup.stat", "nr_dying_descendants ");
-	}
-	if (now >= 0 && now <= before)
-		return 0;
-	ksft_print_msg("%s: nr_dying_descendants %ld after 5 s, was %ld before\n",
-		       name, now, before);
-	return -1;
-}
 
 #define T(x) { x, #x }
 static struct test {

@@ -16,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/io_uring.h>
@@ -410,14 +412,64 @@ static inline void drain_lru_batches(void)
  * freed when it drains: after 1 s, the batches are drained. 0, or -1
  * with both values printed.
  */
+/*
+ * memcg's per-cpu charge stock keeps a reference to the last memcg that
+ * charged on each cpu, a removed one too, until another memcg charges
+ * there (its drain at removal is skipped while another drain runs). A
+ * charge from a scratch cgroup on every cpu takes each stock over. The
+ * scratch cgroup stays (removed, it would be pinned the same way).
+ */
+static inline void flush_charge_stocks(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char root[PATH_MAX], *cg;
+
+	if (cg_find_unified_root(root, sizeof(root), NULL))
+		return;
+	cg = cg_name(root, "tmpfs_stock_flush");
+	if (!cg)
+		return;
+	if (cg_create(cg) && errno != EEXIST) {
+		free(cg);
+		return;
+	}
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		int pid = fork(), status;
+
+		if (pid == 0) {
+			cpu_set_t set;
+			char buf[32];
+			char *p;
+
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+			snprintf(buf, sizeof(buf), "%d", getpid());
+			if (sched_setaffinity(0, sizeof(set), &set) ||
+			    cg_write(cg, "cgroup.procs", buf))
+				_exit(1);
+			p = mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED)
+				_exit(1);
+			memset(p, 1, 64 * 4096);
+			_exit(0);
+		}
+		if (pid > 0)
+			waitpid(pid, &status, 0);
+	}
+	free(cg);
+}
+
 static inline int wait_dying(const char *cg, long before, const char *when)
 {
 	long now = nr_dying(cg);
 	int i;
 
 	for (i = 0; i < 100 && now > before; i++) {
-		if (i == 20)
+		if (i == 20) {
 			drain_lru_batches();
+			flush_charge_stocks();
+		}
 		usleep(50000);
 		now = nr_dying(cg);
 	}
