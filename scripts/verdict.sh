@@ -23,7 +23,8 @@
 #   status other than 0, or 1 with a failed program; the watchdog; no end
 #   marker;
 # - "# harness: setup failed: ..." from the guest's /init (zram, mounts,
-#   the CPUs, the memory controller);
+#   the memory controller) or boot.sh (fewer CPUs than given), here or
+#   in the baseline kernel's run (the results.log beside BASELINE_RECORDS);
 # - a console report (scripts/console-reports.awk): a warning, BUG, Oops,
 #   KASAN, lockdep, list corruption, kmemleak, page_counter underflow or
 #   panic, anywhere; "VM_FAULT_OOM leaked" outside the stress's injected
@@ -76,17 +77,18 @@ failed() { line FAIL "$@"; fail=$((fail + 1)); }
 
 records=$(awk -f "$here/ktap-records.awk" "$results")
 declare -A rerun_pass
+rerun_fails=()	# NAME<TAB>REASON
 for dir in "${reruns[@]}"; do
 	while IFS=$'\t' read -r r name why; do
 		if [ "$r" = PASS ]; then
 			rerun_pass[$name]=$(basename "$dir")
 		elif [ "$r" = FAIL ] && ! peer "$name"; then
 			# the stress it repeats, or the harness itself
-			failed "$(basename "$dir"): $name" "$why"
+			rerun_fails+=("$(basename "$dir"): $name"$'\t'"$why")
 		fi
 	done < <(awk -f "$here/ktap-records.awk" "$dir/results.log")
 	grep -qx '# harness: end' "$dir/results.log" ||
-		failed "$(basename "$dir"): harness: end marker" "the guest stopped without it; see $dir/console.log"
+		rerun_fails+=("$(basename "$dir"): harness: end marker"$'\t'"the guest stopped without it; see $dir/console.log")
 done
 
 declare -A base base_prog
@@ -132,6 +134,9 @@ while IFS=$'\t' read -r r name why; do
 	esac
 done <<< "$records"
 
+for f in "${rerun_fails[@]}"; do
+	failed "${f%%$'\t'*}" "${f#*$'\t'}"
+done
 for name in "${!base[@]}"; do
 	[[ $name == harness:* ]] && continue
 	if [ "${base[$name]}" = PASS ] && [ -z "${seen[$name]:-}" ]; then
@@ -177,6 +182,12 @@ while IFS= read -r l; do
 	failed "harness: setup failed" "${l#*# harness: setup failed: }"
 done < <(for r in "$results" "${reruns[@]/%//results.log}"; do
 	sed 's/\r$//' "$r" | grep -a '^# harness: setup failed: '; done)
+# the baseline kernel's run excuses nothing when its own setup failed
+if [ -f "$baseline" ] && [ -f "$(dirname "$baseline")/results.log" ]; then
+	while IFS= read -r l; do
+		failed "baseline: harness: setup failed" "${l#*# harness: setup failed: }"
+	done < <(sed 's/\r$//' "$(dirname "$baseline")/results.log" | grep -a '^# harness: setup failed: ')
+fi
 
 # console reports: KIND PROGRAM LINE (scripts/console-reports.awk)
 declare -A base_kinds
