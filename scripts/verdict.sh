@@ -197,8 +197,11 @@ if [ -f "$baseline" ] && [ -f "$base_console" ]; then
 		base_kinds[$prog/$kind]=1
 	done < <(awk -f "$here/console-reports.awk" "$base_console")
 fi
-declare -A excused
-shown=0 more=0
+# A report is a line of its own (a warning's lines differ); an OOM kill,
+# a stall or a hung task prints several: one line per program and kind,
+# with the first and a count.
+declare -A excused first count
+order=()
 while IFS=$'\t' read -r kind prog l; do
 	case "$kind" in
 	oom|"rcu stall"|"hung task")
@@ -206,19 +209,33 @@ while IFS=$'\t' read -r kind prog l; do
 			excused[$prog/$kind]=$(( ${excused[$prog/$kind]:-0} + 1 ))
 			continue
 		fi
+		key=$prog/$kind
+		[ -n "${count[$key]:-}" ] || { order+=("$key"); first[$key]=$l; }
+		count[$key]=$(( ${count[$key]:-0} + 1 ))
+		continue
 		;;
 	esac
-	if [ $shown -lt 20 ]; then
-		what=console
-		[ "$prog" = - ] || what="console during $prog"
-		[ "$kind" = report ] || l="$kind: $l"
-		failed "$what" "$l"
-		shown=$((shown + 1))
-	else
-		more=$((more + 1))
-	fi
+	order+=("$prog/$kind/${#order[@]}")
+	first[$prog/$kind/$((${#order[@]} - 1))]=$l
 done < <(for c in "$console" "${reruns[@]/%//console.log}"; do
 	[ -f "$c" ] && awk -f "$here/console-reports.awk" "$c"; done)
+shown=0 more=0
+for key in "${order[@]}"; do
+	[ $shown -lt 20 ] || { more=$((more + 1)); continue; }
+	shown=$((shown + 1))
+	if [ -n "${count[$key]:-}" ]; then	# PROG/KIND
+		prog=${key%/*} kind=${key##*/} l=${first[$key]}
+		n=${count[$key]}
+		[ "$n" -eq 1 ] || l="$n lines, the first: $l"
+		l="$kind: $l"
+	else	# PROG/KIND/N
+		prog=${key%/*} prog=${prog%/*} kind=${key%/*} kind=${kind##*/} l=${first[$key]}
+		[ "$kind" = report ] || l="$kind: $l"
+	fi
+	what=console
+	[ "$prog" = - ] || what="console during $prog"
+	failed "$what" "$l"
+done
 if [ $more -gt 0 ]; then
 	failed "console" "$more more reports; see $console"
 fi
