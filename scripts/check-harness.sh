@@ -78,7 +78,7 @@ case_boot() {
 # the body of a passing test
 passing() { echo 'echo "TAP version 13"; echo "1..1"; echo "ok 1 fine"'; }
 
-echo "check-harness: 9 guest boots, 16 host cases and 2 host controls (about 5 minutes)"
+echo "check-harness: 9 guest boots, 16 host cases and 2 host controls (about 2.5 minutes)"
 case_boot failing_test '^FAIL +cgroup-tests/test_failing_test: deliberate_failure' \
 	'echo "TAP version 13"; echo "1..1"; echo "not ok 1 deliberate_failure"; exit 1'
 case_boot panic '^FAIL +harness: end marker' \
