@@ -91,10 +91,11 @@ for dir in "${reruns[@]}"; do
 		rerun_fails+=("$(basename "$dir"): harness: end marker"$'\t'"the guest stopped without it; see $dir/console.log")
 done
 
-declare -A base base_prog
+declare -A base base_prog base_why
 if [ -f "$baseline" ]; then
-	while IFS=$'\t' read -r r name _; do
+	while IFS=$'\t' read -r r name why; do
 		base[$name]=$r
+		base_why[$name]=$why
 		base_prog[$(program "$name")]=1
 	done < "$baseline"
 fi
@@ -142,7 +143,7 @@ for name in "${!base[@]}"; do
 	if [ "${base[$name]}" = PASS ] && [ -z "${seen[$name]:-}" ]; then
 		failed "$name" "passes on the baseline kernel, did not run here"
 	elif [ "${base[$name]}" = FAIL ] && ! peer "$name"; then
-		failed "$name" "fails on the baseline kernel: a test of ours must pass there"
+		failed "$name" "fails on the baseline kernel${base_why[$name]:+ (${base_why[$name]})}: a test of ours must pass there"
 	fi
 done
 # a test of ours for both kernels that did not run on the baseline one
