@@ -205,6 +205,27 @@ cleanup:
 	return ret;
 }
 
+/*
+ * Every case removes its cgroup with the data freed: cgroup.stat
+ * nr_dying_descendants of ROOT must be back to BEFORE (or below) within
+ * 5 s, or something still pins the removed memcg.
+ */
+static int wait_dying(const char *root, long before, const char *name)
+{
+	long now = cg_read_key_long(root, "cgroup.stat", "nr_dying_descendants ");
+	int i;
+
+	for (i = 0; i < 100 && now > before; i++) {
+		usleep(50000);
+		now = cg_read_key_long(root, "cgroup.stat", "nr_dying_descendants ");
+	}
+	if (now >= 0 && now <= before)
+		return 0;
+	ksft_print_msg("%s: nr_dying_descendants %ld after 5 s, was %ld before\n",
+		       name, now, before);
+	return -1;
+}
+
 #define T(x) { x, #x }
 static struct test {
 	int (*fn)(const char *root);
@@ -231,7 +252,12 @@ int main(void)
 			ksft_exit_skip("Failed to enable the memory controller\n");
 
 	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		switch (tests[i].fn(root)) {
+		long dying = cg_read_key_long(root, "cgroup.stat", "nr_dying_descendants ");
+		int ret = tests[i].fn(root);
+
+		if (ret == KSFT_PASS && wait_dying(root, dying, tests[i].name))
+			ret = KSFT_FAIL;
+		switch (ret) {
 		case KSFT_PASS:
 			ksft_test_result_pass("%s\n", tests[i].name);
 			break;

@@ -186,6 +186,82 @@ out:
 	return teardown(&s, path, ret);
 }
 
+/*
+ * A read fault on a hole of a shared mapping allocates a page (as it does
+ * under size=): loads through MAP_SHARED PROT_READ are charged, and the
+ * first one past the limit gets SIGBUS. read(2) of a hole allocates
+ * nothing and never fails for the limit.
+ */
+static int body_read_fault(const char *cgroup, void *arg)
+{
+	static char buf[64 * 1024];
+	const char *path = arg;
+	volatile long loaded = 0;
+	volatile char sum = 0;
+	char *map;
+	long off;
+	int fd;
+
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0 || ftruncate(fd, 2 * MiB))
+		return -1;
+	map = mmap(NULL, 2 * MiB, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	signal(SIGBUS, on_sigbus);
+	if (sigsetjmp(sigbus_jmp, 1) == 0) {
+		for (off = 0; off < 2 * MiB; off += page_size) {
+			sum += map[off];
+			loaded = off + page_size;
+		}
+		ksft_print_msg("loaded 2M of holes under a 1M limit without SIGBUS\n");
+		return -1;
+	}
+	if (loaded != 1 * MiB || sum != 0) {
+		ksft_print_msg("SIGBUS after loading %ld bytes (sum %d), expected after 1M of zeros\n",
+			       (long)loaded, sum);
+		return -1;
+	}
+	if (expect_tmpfs(cgroup, 1 * MiB, "read faults up to the limit"))
+		return -1;
+	/* read(2) of the holes left: zeros, nothing charged, no error */
+	for (off = 0; off < 2 * MiB; off += sizeof(buf)) {
+		if (pread(fd, buf, sizeof(buf), off) != sizeof(buf)) {
+			ksft_print_msg("pread at %ld at the limit: %s\n", off, strerror(errno));
+			return -1;
+		}
+		for (size_t i = 0; i < sizeof(buf); i++)
+			if (buf[i])
+				return -1;
+	}
+	if (expect_tmpfs(cgroup, 1 * MiB, "read(2) of holes at the limit"))
+		return -1;
+	munmap(map, 2 * MiB);
+	close(fd);
+	return 0;
+}
+
+static int test_read_fault_hole(const char *root)
+{
+	const char *path = "/tmp/tmpfs_limit_readfault";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (setup(&s, root, "tmpfs_limit_readfault", "1M"))
+		goto out;
+	if (cg_run(s.cg, body_read_fault, (void *)path) ||
+	    expect_tmpfs(s.cg, 1 * MiB, "after SIGBUS") ||
+	    check_limit_invariants(s.cg, "after SIGBUS") ||
+	    expect_events(s.cg, 1, 1, "one read fault refused") ||
+	    expect_events(s.parent, 1, 1, "parent"))
+		goto out;
+	if (unlink(path))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	return teardown(&s, path, ret);
+}
+
 /* fallocate(2) past the limit: EDQUOT, and nothing of that call stays. */
 static int body_fallocate_over(const char *cgroup, void *arg)
 {
@@ -509,13 +585,302 @@ out:
 	return teardown(&s, path, ret);
 }
 
-/* huge=always, max=3M, write 4M: exactly 3M, huge folios falling back. */
+/*
+ * The root cgroup has none of the memory.tmpfs files (CFTYPE_NOT_ON_ROOT,
+ * as memory.max and memory.swap.*): nothing is charged there.
+ */
+static int test_root_no_files(const char *root)
+{
+	static const char *const files[] = { "memory.tmpfs.current",
+		"memory.tmpfs.peak", "memory.tmpfs.max", "memory.tmpfs.events" };
+	struct setup s = { 0 };
+	int ret = KSFT_PASS;
+	size_t i;
+
+	if (setup(&s, root, "tmpfs_root_files", "max"))
+		return teardown(&s, NULL, KSFT_FAIL);
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		char *on_root = cg_control(root, files[i]);
+		char *on_child = cg_control(s.cg, files[i]);
+
+		/* the same name exists on a child: the probe can see a file */
+		if (access(on_child, F_OK)) {
+			ksft_print_msg("%s: %s\n", on_child, strerror(errno));
+			ret = KSFT_FAIL;
+		}
+		errno = 0;
+		if (!access(on_root, F_OK) || errno != ENOENT) {
+			ksft_print_msg("%s: %s, expected ENOENT\n", on_root,
+				       errno ? strerror(errno) : "exists");
+			ret = KSFT_FAIL;
+		}
+		free(on_root);
+		free(on_child);
+	}
+	return teardown(&s, NULL, ret);
+}
+
+/*
+ * A grandchild hits its own limit: memory.tmpfs.events of the parent and
+ * of the grandparent change too (events propagate), and each change is
+ * notified there: inotify IN_MODIFY and poll(POLLPRI) on both.
+ */
+static int test_events_notify_ancestors(const char *root)
+{
+	const char *path = "/tmp/tmpfs_notify_up";
+	char *gp, *parent = NULL, *child = NULL, buf[4096];
+	const char *level[2];
+	int ret = KSFT_FAIL, ino = -1, pfd[2] = { -1, -1 }, i;
+	struct pollfd p[2];
+
+	gp = make_parent(root, "tmpfs_notify_up");
+	parent = gp ? make_parent(gp, "parent") : NULL;
+	child = parent ? make_child(parent, "child") : NULL;
+	if (!child || cg_write(child, "memory.tmpfs.max", "64K"))
+		goto out;
+	level[0] = parent;
+	level[1] = gp;
+	ino = inotify_init1(IN_NONBLOCK);
+	if (ino < 0)
+		goto out;
+	for (i = 0; i < 2; i++) {
+		char *events = cg_control(level[i], "memory.tmpfs.events");
+
+		if (inotify_add_watch(ino, events, IN_MODIFY) < 0)
+			goto out;
+		pfd[i] = open(events, O_RDONLY);
+		free(events);
+		/* POLLPRI is raised for changes after a read */
+		if (pfd[i] < 0 || read(pfd[i], buf, sizeof(buf)) <= 0)
+			goto out;
+	}
+	if (write_as(child, path, 0, 128 * KiB, 64 * KiB))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		p[i] = (struct pollfd){ .fd = pfd[i], .events = POLLPRI };
+		if (poll(&p[i], 1, 5000) < 0)
+			goto out;
+		if (!(p[i].revents & POLLPRI)) {
+			ksft_print_msg("%s: memory.tmpfs.events: no POLLPRI (revents %#x)\n",
+				       level[i], p[i].revents);
+			goto out;
+		}
+	}
+	{
+		struct pollfd pi = { .fd = ino, .events = POLLIN };
+		int seen[2] = { 0, 0 };
+		long len, off;
+
+		/* two watches, one IN_MODIFY each (both may come in one read) */
+		while (!seen[0] || !seen[1]) {
+			if (poll(&pi, 1, 5000) <= 0) {
+				ksft_print_msg("inotify: IN_MODIFY on the parent %d, on the grandparent %d\n",
+					       seen[0], seen[1]);
+				goto out;
+			}
+			len = read(ino, buf, sizeof(buf));
+			for (off = 0; off < len;) {
+				struct inotify_event *ev = (struct inotify_event *)(buf + off);
+
+				if (ev->mask & IN_MODIFY && ev->wd >= 1 && ev->wd <= 2)
+					seen[ev->wd - 1] = 1;
+				off += sizeof(*ev) + ev->len;
+			}
+		}
+	}
+	if (expect_events(child, 1, 1, "child hit its limit") ||
+	    expect_events(parent, 1, 1, "parent, propagated") ||
+	    expect_events(gp, 1, 1, "grandparent, propagated"))
+		goto out;
+	if (unlink(path) || expect_tmpfs(gp, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	if (ino >= 0)
+		close(ino);
+	for (i = 0; i < 2; i++)
+		if (pfd[i] >= 0)
+			close(pfd[i]);
+	unlink(path);
+	remove_cgroup(child);
+	remove_cgroup(parent);
+	remove_cgroup(gp);
+	return ret;
+}
+
+/* The options cgroup2 is mounted with at ROOT, from /proc/self/mounts. */
+static int cgroup2_options(const char *root, char *opts, size_t n)
+{
+	char dev[64], dir[PATH_MAX], type[64], o[512];
+	FILE *f = fopen("/proc/self/mounts", "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %4095s %63s %511s %*d %*d", dev, dir, type, o) == 4)
+		if (!strcmp(type, "cgroup2") && !strcmp(dir, root)) {
+			snprintf(opts, n, "%s", o);
+			ret = 0;
+		}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * Remount cgroup2 at ROOT with its options OPTS plus (LOCAL) or minus the
+ * memory_localevents option. "rw" and the like are mount flags, not
+ * cgroup2 parameters: only the cgroup2 ones are passed on.
+ */
+static int remount_cgroup2(const char *root, const char *opts, bool local)
+{
+	static const char *const keep[] = { "nsdelegate", "favordynmods",
+		"memory_recursiveprot", "memory_hugetlb_accounting" };
+	/* a remount sets the mount's flags too: keep them */
+	static const struct { const char *name; unsigned long flag; } flags[] = {
+		{ "ro", MS_RDONLY }, { "nosuid", MS_NOSUID }, { "nodev", MS_NODEV },
+		{ "noexec", MS_NOEXEC }, { "noatime", MS_NOATIME },
+		{ "nodiratime", MS_NODIRATIME }, { "relatime", MS_RELATIME } };
+	char data[512] = "", copy[512], *tok, *save;
+	unsigned long mflags = MS_REMOUNT;
+	size_t i;
+
+	snprintf(copy, sizeof(copy), "%s", opts);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < ARRAY_SIZE(keep); i++)
+			if (!strcmp(tok, keep[i]))
+				snprintf(data + strlen(data), sizeof(data) - strlen(data),
+					 "%s%s", *data ? "," : "", tok);
+		for (i = 0; i < ARRAY_SIZE(flags); i++)
+			if (!strcmp(tok, flags[i].name))
+				mflags |= flags[i].flag;
+	}
+	if (local)
+		snprintf(data + strlen(data), sizeof(data) - strlen(data),
+			 "%smemory_localevents", *data ? "," : "");
+	if (mount("none", root, "cgroup2", mflags, data)) {
+		ksft_print_msg("remount %s with \"%s\": %s\n", root, data, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The memory_localevents mount option: memory.tmpfs.events, like
+ * memory.events, then counts only the cgroup's own events; an ancestor
+ * does not count its descendants'. Without it, they propagate. A child
+ * at its own limit, and a child at its parent's limit, under each.
+ */
+static int test_localevents(const char *root)
+{
+	const char *pa = "/tmp/tmpfs_localev_a", *pb = "/tmp/tmpfs_localev_b";
+	char *gp, *parent = NULL, *a = NULL, *b = NULL, opts[512], now[512];
+	int ret = KSFT_FAIL, pass;
+	bool remounted = false;
+
+	if (cgroup2_options(root, opts, sizeof(opts))) {
+		ksft_print_msg("no cgroup2 mount at %s in /proc/self/mounts\n", root);
+		return KSFT_FAIL;
+	}
+	if (strstr(opts, "memory_localevents")) {
+		ksft_print_msg("%s is already mounted with memory_localevents\n", root);
+		return KSFT_FAIL;
+	}
+	gp = make_parent(root, "tmpfs_localev");
+	parent = gp ? make_parent(gp, "parent") : NULL;
+	a = parent ? make_child(parent, "a") : NULL;
+	b = parent ? make_child(parent, "b") : NULL;
+	if (!a || !b)
+		goto out;
+	/*
+	 * What each cgroup's memory.tmpfs.events reads (max, fail) after a's
+	 * write and after b's, with memory_localevents (first pass), then
+	 * without (second pass; the counts of the first one stay).
+	 */
+	static const long want[2][2][4][2] = {
+		/* local: only the cgroup's own events */
+		{ /* a */ { { 1, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 } },
+		  /* b */ { { 1, 1 }, { 0, 1 }, { 1, 0 }, { 0, 0 } } },
+		/* propagated: a's two to the parent and grandparent, then b's */
+		{ /* a */ { { 2, 2 }, { 0, 1 }, { 2, 1 }, { 1, 1 } },
+		  /* b */ { { 2, 2 }, { 0, 2 }, { 3, 2 }, { 2, 2 } } },
+	};
+	for (pass = 0; pass < 2; pass++) {
+		bool local = pass == 0;
+		const char *cgs[4] = { a, b, parent, gp };
+		const char *names[4] = { "a", "b", "parent", "grandparent" };
+		int step, k;
+
+		if (remount_cgroup2(root, opts, local))
+			goto out;
+		remounted = local;
+		if (cgroup2_options(root, now, sizeof(now)) ||
+		    !strstr(now, "memory_localevents") != !local) {
+			ksft_print_msg("cgroup2 options after the remount: %s\n", now);
+			goto out;
+		}
+		/* a: 64K of its own; b: what the parent's 128K leaves, 64K */
+		if (cg_write(a, "memory.tmpfs.max", "64K") ||
+		    cg_write(parent, "memory.tmpfs.max", "128K"))
+			goto out;
+		for (step = 0; step < 2; step++) {
+			char when[96];
+
+			if (write_as(step ? b : a, step ? pb : pa, 0, 128 * KiB, 64 * KiB))
+				goto out;
+			for (k = 0; k < 4; k++) {
+				snprintf(when, sizeof(when), "memory_localevents %s, %s wrote: %s",
+					 local ? "on" : "off", step ? "b" : "a", names[k]);
+				if (expect_events(cgs[k], want[pass][step][k][0],
+						  want[pass][step][k][1], when))
+					goto out;
+			}
+		}
+		if (unlink(pa) || unlink(pb) || expect_tmpfs(gp, 0, "unlinked"))
+			goto out;
+	}
+	ret = KSFT_PASS;
+out:
+	if (remounted && remount_cgroup2(root, opts, false))
+		ret = KSFT_FAIL;
+	if (cgroup2_options(root, now, sizeof(now)) || strcmp(now, opts)) {
+		ksft_print_msg("cgroup2 options were \"%s\", are \"%s\"\n", opts, now);
+		ret = KSFT_FAIL;
+	}
+	unlink(pa);
+	unlink(pb);
+	remove_cgroup(a);
+	remove_cgroup(b);
+	remove_cgroup(parent);
+	remove_cgroup(gp);
+	return ret;
+}
+
+/* Fail unless the /proc/vmstat counter KEY grew by WANT since BEFORE. */
+static int expect_vmstat(const char *key, long before, long want)
+{
+	long got = vmstat(key) - before;
+
+	if (got == want)
+		return 0;
+	ksft_print_msg("/proc/vmstat %s grew by %ld, expected %ld\n", key, got, want);
+	return -1;
+}
+
+/*
+ * huge=always, max=3M, write 4M: the first 2M is one huge folio
+ * (memory.stat shmem_thp, thp_file_alloc), the second one does not fit
+ * (thp_file_fallback_charge) and falls back to small pages, which fill
+ * the limit to the page: exactly 3M.
+ */
 static int test_huge_limit(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_hlim.XXXXXX", path[PATH_MAX];
 	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
 	bool mounted = false;
+	long alloc = vmstat("thp_file_alloc");
+	long fallback = vmstat("thp_file_fallback");
+	long fallback_charge = vmstat("thp_file_fallback_charge");
 
 	if (!mkdtemp(dir))
 		return KSFT_FAIL;
@@ -530,6 +895,15 @@ static int test_huge_limit(const char *root)
 	    check_limit_invariants(s.cg, "huge") ||
 	    expect_long(s.cg, "memory.tmpfs.peak", 3 * MiB, "peak") ||
 	    expect_events(s.cg, 1, 1, "huge: one failure, no fallback counted"))
+		goto out;
+	if (cg_read_key_long(s.cg, "memory.stat", "shmem_thp ") != 2 * MiB) {
+		ksft_print_msg("memory.stat shmem_thp %ld, expected one huge folio (%ld)\n",
+			       cg_read_key_long(s.cg, "memory.stat", "shmem_thp "), 2 * MiB);
+		goto out;
+	}
+	if (expect_vmstat("thp_file_alloc", alloc, 1) ||
+	    expect_vmstat("thp_file_fallback", fallback, 1) ||
+	    expect_vmstat("thp_file_fallback_charge", fallback_charge, 1))
 		goto out;
 	if (unlink(path))
 		goto out;
@@ -569,6 +943,9 @@ static int test_swap_no_bypass(const char *root)
 		goto out;
 	ret = KSFT_PASS;
 out:
+	/* the freed swap slots hold the cgroup's memcg until drained */
+	if (drain_swap_slots())
+		ret = KSFT_FAIL;
 	return teardown(&s, path, ret);
 }
 
@@ -576,6 +953,16 @@ enum write_path { PWRITE, WRITEV, SPLICE, SENDFILE, COPY_FILE_RANGE, O_DIRECT_WR
 		  IO_URING, NR_PATHS };
 static const char * const path_names[] = { "pwrite", "writev", "splice",
 	"sendfile", "copy_file_range", "O_DIRECT write", "io_uring write" };
+
+/*
+ * The refused allocations of the two calls, each an event max and fail:
+ * one in each call; splice(2) from a pipe holding all 128K tries once
+ * more after its short write (iter_file_splice_write() loops while the
+ * pipe has data), so its first call counts two. sendfile and
+ * copy_file_range go through an internal pipe of 64K: the first chunk
+ * fits, the second is refused once.
+ */
+static const long path_events[] = { 2, 2, 3, 2, 2, 2, 2 };
 
 #define SRC "/tmp/tmpfs_paths_src"	/* 128K, written by the root cgroup */
 
@@ -674,7 +1061,8 @@ static int test_write_paths(const char *root)
 		if (setup(&s, root, "tmpfs_paths", "64K") ||
 		    cg_run(s.cg, body_write_path, (void *)p) ||
 		    check_limit_invariants(s.cg, path_names[p]) ||
-		    events_of(s.cg, "max ") < 1)
+		    expect_events(s.cg, path_events[p], path_events[p], path_names[p]) ||
+		    expect_events(s.parent, path_events[p], path_events[p], path_names[p]))
 			ret = KSFT_FAIL;
 		else
 			ksft_print_msg("%s: 64K, then EDQUOT\n", path_names[p]);
@@ -689,12 +1077,16 @@ static int test_write_paths(const char *root)
 static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_write_edquot),
 	TMPFS_TEST(test_mmap_sigbus),
+	TMPFS_TEST(test_read_fault_hole),
 	TMPFS_TEST(test_fallocate_edquot),
 	TMPFS_TEST(test_write_paths),
 	TMPFS_TEST(test_hierarchy_limit),
 	TMPFS_TEST(test_max_interface),
 	TMPFS_TEST(test_max_zero_and_lowering),
 	TMPFS_TEST(test_events_notify),
+	TMPFS_TEST(test_events_notify_ancestors),
+	TMPFS_TEST(test_localevents),
+	TMPFS_TEST(test_root_no_files),
 	TMPFS_TEST(test_huge_limit),
 	TMPFS_TEST(test_swap_no_bypass),
 };

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/swap.h>
 #include <sys/syscall.h>
 
@@ -22,26 +23,6 @@
 #ifndef MADV_SOFT_OFFLINE
 #define MADV_SOFT_OFFLINE 101
 #endif
-
-#define SWAP_DEV "/dev/zram0"
-
-static long vmstat(const char *key)
-{
-	char line[256];
-	size_t n = strlen(key);
-	long val = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ' ') {
-			val = atol(line + n + 1);
-			break;
-		}
-	fclose(f);
-	return val;
-}
 
 /* The page frame behind ADDR of this process, 0 if none. */
 static unsigned long pfn_of(void *addr)
@@ -158,6 +139,119 @@ static int test_uffd_copy(const char *root)
 
 	if (!setup(&s, root, "tmpfs_uffd", "max") && !cg_run(s.cg, body_uffd, (void *)path))
 		ret = KSFT_PASS;
+	return teardown(&s, path, ret);
+}
+
+/*
+ * UFFDIO_ZEROPAGE into shmem allocates a zeroed page of the file (shmem
+ * has no shared zero page): charged like UFFDIO_COPY. The same two
+ * failures: a later page of a range (the pages before it are filled,
+ * zeropage reads their bytes, errno EAGAIN) and the first page (zeropage
+ * reads -EDQUOT, errno EDQUOT).
+ */
+static int body_uffd_zeropage(const char *cgroup, void *arg)
+{
+	const char *path = arg;
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_zeropage zp = { 0 };
+	long max = 3 * page_size, i;
+	char *map;
+	int fd, uffd;
+
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0 || ftruncate(fd, 8 * page_size))
+		return -1;
+	map = mmap(NULL, 8 * page_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0) {
+		ksft_print_msg("userfaultfd: %s\n", strerror(errno));
+		return -1;
+	}
+	reg.range.start = (unsigned long)map;
+	reg.range.len = 8 * page_size;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		ksft_print_msg("UFFDIO_API/REGISTER on tmpfs: %s\n", strerror(errno));
+		return -1;
+	}
+	if (!(reg.ioctls & (1ULL << _UFFDIO_ZEROPAGE))) {
+		ksft_print_msg("UFFDIO_ZEROPAGE not offered for tmpfs\n");
+		return -1;
+	}
+	zp.range.start = (unsigned long)map;
+	zp.range.len = page_size;
+	STEP(ioctl(uffd, UFFDIO_ZEROPAGE, &zp), page_size);
+	if (zp.zeropage != page_size)
+		return -1;
+
+	if (cg_write(cgroup, "memory.tmpfs.max", (char []){ "12K" }) ||
+	    expect_long(cgroup, "memory.tmpfs.max", max, "max"))
+		return -1;
+	/* 3 pages at 1 page from the limit: two are filled, then EAGAIN */
+	zp.range.start = (unsigned long)map + page_size;
+	zp.range.len = 3 * page_size;
+	zp.zeropage = 0;
+	errno = 0;
+	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) != -1 || errno != EAGAIN ||
+	    zp.zeropage != 2 * page_size) {
+		ksft_print_msg("UFFDIO_ZEROPAGE of 3 pages at 2 pages from the limit: zeropage %lld (errno %s), expected %ld and EAGAIN\n",
+			       (long long)zp.zeropage, strerror(errno), 2 * page_size);
+		return -1;
+	}
+	STEP(0, max);
+	/* the first page of a range does not fit: EDQUOT itself */
+	zp.range.start = (unsigned long)map + 3 * page_size;
+	zp.range.len = 2 * page_size;
+	zp.zeropage = 0;
+	errno = 0;
+	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) != -1 || errno != EDQUOT ||
+	    zp.zeropage != -EDQUOT) {
+		ksft_print_msg("UFFDIO_ZEROPAGE past the limit: zeropage %lld (errno %s), expected -EDQUOT and EDQUOT\n",
+			       (long long)zp.zeropage, strerror(errno));
+		return -1;
+	}
+	STEP(0, max);
+	if (cg_read_key_long(cgroup, "memory.tmpfs.events", "fail ") != 2 ||
+	    cg_read_key_long(cgroup, "memory.tmpfs.events", "max ") != 2 ||
+	    cg_read_key_long(cgroup, "memory.events", "oom ") != 0) {
+		ksft_print_msg("events after two refused zeropages: fail %ld max %ld oom %ld, expected 2 2 0\n",
+			       cg_read_key_long(cgroup, "memory.tmpfs.events", "fail "),
+			       cg_read_key_long(cgroup, "memory.tmpfs.events", "max "),
+			       cg_read_key_long(cgroup, "memory.events", "oom "));
+		return -1;
+	}
+	for (i = 0; i < 3 * page_size; i++)
+		if (map[i]) {
+			ksft_print_msg("byte %ld of the zeroed pages is %d\n", i, map[i]);
+			return -1;
+		}
+	close(uffd);
+	STEP(munmap(map, 8 * page_size), max);
+	close(fd);
+	STEP(unlink(path), 0);
+	return 0;
+}
+
+static int test_uffd_zeropage(const char *root)
+{
+	const char *path = "/dev/shm/tmpfs_uffd_zero";
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (!setup(&s, root, "tmpfs_uffd_zero", "max") &&
+	    !cg_run(s.cg, body_uffd_zeropage, (void *)path)) {
+		ret = KSFT_PASS;
+		if (cg_read_key_long(s.parent, "memory.tmpfs.events", "max ") != 2 ||
+		    cg_read_key_long(s.parent, "memory.tmpfs.events", "fail ") != 2) {
+			ksft_print_msg("parent: events max %ld fail %ld, expected 2 2 (propagated)\n",
+				       cg_read_key_long(s.parent, "memory.tmpfs.events", "max "),
+				       cg_read_key_long(s.parent, "memory.tmpfs.events", "fail "));
+			ret = KSFT_FAIL;
+		}
+	}
 	return teardown(&s, path, ret);
 }
 
@@ -299,32 +393,6 @@ static int test_hwpoison(const char *root)
 }
 
 /*
- * memory.reclaim on CG until none of its tmpfs pages is left in RAM.
- * memory.stat is flushed lazily (it can lag by a batch of updates), so
- * two more reclaims follow once it reads 0.
- */
-static int push_to_swap(const char *cg, long bytes)
-{
-	int i;
-
-	for (i = 0; i < 30; i++) {
-		if (cg_read_key_long(cg, "memory.stat", "shmem ") == 0 &&
-		    cg_read_key_long(cg, "memory.stat", "swapcached ") == 0 &&
-		    cg_read_long(cg, "memory.swap.current") >= bytes) {
-			cg_write(cg, "memory.reclaim", "16M");
-			cg_write(cg, "memory.reclaim", "16M");
-			return 0;
-		}
-		cg_write(cg, "memory.reclaim", "16M");	/* EAGAIN is fine */
-	}
-	ksft_print_msg("%s: after 30 reclaims shmem %ld, swapcached %ld, swap.current %ld (want %ld)\n",
-		       cg, cg_read_key_long(cg, "memory.stat", "shmem "),
-		       cg_read_key_long(cg, "memory.stat", "swapcached "),
-		       cg_read_long(cg, "memory.swap.current"), bytes);
-	return -1;
-}
-
-/*
  * swapoff brings every swapped tmpfs page back into RAM (shmem_unuse);
  * the charge stays where it was, swap.current drops to 0.
  */
@@ -419,6 +487,9 @@ static int test_removed_swapout(const char *root)
 	ret = KSFT_PASS;
 out:
 	unlink(path);
+	/* the freed swap slots hold a's memcg until drained */
+	if (drain_swap_slots())
+		ret = KSFT_FAIL;
 	remove_cgroup(a);
 	remove_cgroup(b);
 	remove_cgroup(parent);
@@ -478,6 +549,9 @@ static int test_removed_swapin_forced(const char *root)
 	ret = KSFT_PASS;
 out:
 	unlink(path);
+	/* the freed swap slots hold a's memcg until drained */
+	if (drain_swap_slots())
+		ret = KSFT_FAIL;
 	unlink("/tmp/tmpfs_removed_swapin.b");
 	remove_cgroup(a);
 	remove_cgroup(b);
@@ -485,13 +559,266 @@ out:
 	return ret;
 }
 
+/* Load every page of PATH (LEN bytes) through a shared mapping: faults. */
+static int body_fault_in(const char *cgroup, void *arg)
+{
+	const char *path = arg;
+	long len = 2 * MiB, off;
+	char *map;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	for (off = 0; off < len; off++)
+		if (map[off] != (char)((off % (64 * 1024)) * 7 + 1)) {
+			ksft_print_msg("byte %ld differs after the swap-in fault\n", off);
+			return -1;
+		}
+	munmap(map, len);
+	close(fd);
+	return 0;
+}
+
+static int body_swapoff(const char *cgroup, void *arg)
+{
+	if (swapoff(SWAP_DEV)) {
+		ksft_print_msg("swapoff %s from %s: %s\n", SWAP_DEV, cgroup, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Who is charged when a removed cgroup's swapped-out tmpfs data comes
+ * back: memcg charges the folio to the task that swaps it in (the swap
+ * entry's cgroup is offline), and the tmpfs charge moves with it, out of
+ * the removed cgroup's ancestors and into the recipient's. Two
+ * recipients: a task that faults the pages in through a mapping, and a
+ * task that calls swapoff (shmem_unuse() swaps them in in its context).
+ * The recipient sits in another subtree: "from" drops to 0, "to" gains
+ * all of it.
+ */
+static int removed_swapin_to(const char *root, bool by_swapoff)
+{
+	const char *path = "/tmp/tmpfs_swapin_recipient";
+	char *from, *to = NULL, *a = NULL, *c = NULL;
+	int ret = KSFT_FAIL;
+	bool swapped_off = false;
+
+	from = make_parent(root, "tmpfs_recipient_from");
+	to = from ? make_parent(root, "tmpfs_recipient_to") : NULL;
+	a = to ? make_child(from, "a") : NULL;
+	c = a ? make_child(to, "c") : NULL;
+	if (!c || write_as(a, path, 0, 2 * MiB, 2 * MiB) ||
+	    expect_tmpfs(a, 2 * MiB, "a wrote") || push_to_swap(a, 2 * MiB) ||
+	    expect_tmpfs(a, 2 * MiB, "swapped out"))
+		goto out;
+	if (cg_destroy(a))
+		goto out;
+	free(a);
+	a = NULL;
+	if (expect_tmpfs(from, 2 * MiB, "a removed: its parent keeps the charge") ||
+	    expect_tmpfs(c, 0, "before the swap-in: c"))
+		goto out;
+	if (by_swapoff) {
+		if (cg_run(c, body_swapoff, NULL))
+			goto out;
+		swapped_off = true;
+	} else if (cg_run(c, body_fault_in, (void *)path)) {
+		goto out;
+	}
+	if (expect_tmpfs(c, 2 * MiB, by_swapoff ? "swapoff by c: c" : "faulted in by c: c") ||
+	    expect_tmpfs(to, 2 * MiB, "the recipient's parent") ||
+	    expect_tmpfs(from, 0, "the removed cgroup's parent") ||
+	    check_within_memory(c, "recipient"))
+		goto out;
+	if (verify_file(path, 2 * MiB) || unlink(path) ||
+	    expect_tmpfs(c, 0, "unlinked: c") || expect_tmpfs(to, 0, "unlinked: to") ||
+	    expect_tmpfs(from, 0, "unlinked: from"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	if (swapped_off && swapon(SWAP_DEV, 0)) {
+		ksft_print_msg("swapon %s again: %s\n", SWAP_DEV, strerror(errno));
+		ret = KSFT_FAIL;
+	}
+	unlink(path);
+	/* freed swap slots in the slot caches still pin a's memcg */
+	if (!swapped_off && drain_swap_slots())
+		ret = KSFT_FAIL;
+	remove_cgroup(a);
+	remove_cgroup(c);
+	remove_cgroup(to);
+	remove_cgroup(from);
+	return ret;
+}
+
+static int test_removed_swapin_fault(const char *root)
+{
+	return removed_swapin_to(root, false);
+}
+
+static int test_removed_swapin_swapoff(const char *root)
+{
+	return removed_swapin_to(root, true);
+}
+
+#define KHUGEPAGED "/sys/kernel/mm/transparent_hugepage/khugepaged/"
+#define HPAGE (2 * MiB)
+
+/* Write VAL to the khugepaged tunable NAME, keeping the old value in OLD. */
+static int khugepaged_set(const char *name, const char *val, char *old, size_t n)
+{
+	char path[PATH_MAX];
+	int fd, len;
+
+	snprintf(path, sizeof(path), KHUGEPAGED "%s", name);
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	if (old) {
+		len = read(fd, old, n - 1);
+		if (len <= 0) {
+			close(fd);
+			return -1;
+		}
+		old[len] = '\0';
+	}
+	len = pwrite(fd, val, strlen(val), 0);
+	close(fd);
+	return len == (int)strlen(val) ? 0 : -1;
+}
+
+/*
+ * The third recipient: a kernel thread. khugepaged, collapsing a range
+ * of a tmpfs file, swaps in the range's swapped pages itself
+ * (collapse_file(), SGP_NOALLOC): current->mm is NULL, so memcg charges
+ * them to the root cgroup, and the tmpfs charge leaves every non-root
+ * cgroup. The range: page 0 written by this task (in the root cgroup:
+ * khugepaged needs one page present), pages 1..511 written by a, swapped
+ * out, and a removed. A mapping with MADV_HUGEPAGE on a huge=advise
+ * tmpfs, never touched, gives khugepaged the range to scan. Nothing in
+ * userspace reads the data until the parent's charge is gone.
+ */
+static int test_removed_swapin_kthread(const char *root)
+{
+	char dir[] = "/tmp/tmpfs_kthread.XXXXXX", path[PATH_MAX];
+	static char back[HPAGE];
+	char old_sleep[32] = "", old_swap[32] = "", old_none[32] = "";
+	char *from = NULL, *a = NULL, *area = NULL, *map;
+	long swapped = HPAGE - page_size, cur = -1, collapsed = vmstat("thp_collapse_alloc");
+	int ret = KSFT_FAIL, fd = -1, i;
+	bool mounted = false;
+
+	if (!mkdtemp(dir))
+		return KSFT_FAIL;
+	snprintf(path, sizeof(path), "%s/data", dir);
+	if (mount("tmpfs", dir, "tmpfs", 0, "huge=advise")) {
+		ksft_print_msg("mount huge=advise: %s\n", strerror(errno));
+		goto out;
+	}
+	mounted = true;
+	from = make_parent(root, "tmpfs_kthread");
+	a = from ? make_child(from, "a") : NULL;
+	if (!a)
+		goto out;
+	/* page 0 by the root cgroup, not charged to memory.tmpfs */
+	fd = open(path, O_CREAT | O_RDWR, 0644);
+	if (fd < 0 || write_pattern(fd, 0, page_size) != page_size)
+		goto out;
+	if (write_as(a, path, page_size, swapped, swapped) ||
+	    expect_tmpfs(a, swapped, "a wrote pages 1..511") ||
+	    push_to_swap(a, swapped) || expect_tmpfs(a, swapped, "swapped out"))
+		goto out;
+	if (cg_destroy(a))
+		goto out;
+	free(a);
+	a = NULL;
+	if (expect_tmpfs(from, swapped, "a removed"))
+		goto out;
+
+	if (khugepaged_set("max_ptes_swap", "511", old_swap, sizeof(old_swap)) ||
+	    khugepaged_set("max_ptes_none", "511", old_none, sizeof(old_none)) ||
+	    khugepaged_set("scan_sleep_millisecs", "100", old_sleep, sizeof(old_sleep))) {
+		ksft_print_msg("khugepaged tunables: %s\n", strerror(errno));
+		goto out;
+	}
+	area = mmap(NULL, 2 * HPAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED) {
+		area = NULL;
+		goto out;
+	}
+	map = (char *)(((unsigned long)area + HPAGE - 1) & ~(HPAGE - 1));
+	if (mmap(map, HPAGE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
+	    madvise(map, HPAGE, MADV_HUGEPAGE)) {
+		ksft_print_msg("mmap, MADV_HUGEPAGE: %s\n", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 600; i++) {
+		cur = tmpfs_current(from);
+		if (cur == 0)
+			break;
+		usleep(100000);
+	}
+	ksft_print_msg("khugepaged: %s's memory.tmpfs.current %ld after %d.%d s; thp_collapse_alloc +%ld\n",
+		       from, cur, i / 10, i % 10, vmstat("thp_collapse_alloc") - collapsed);
+	if (expect_tmpfs(from, 0, "khugepaged swapped a's pages in"))
+		goto out;
+	/* the swap slots it freed may wait in the slot caches, charged */
+	if (drain_swap_slots() ||
+	    expect_long(from, "memory.swap.current", 0, "khugepaged swapped a's pages in"))
+		goto out;
+	/* write_pattern()'s bytes count from the start of each write */
+	if (pread(fd, back, HPAGE, 0) != HPAGE)
+		goto out;
+	for (i = 0; i < HPAGE; i++) {
+		long rel = i < page_size ? i : i - page_size;
+
+		if (back[i] != (char)((rel % (64 * 1024)) * 7 + 1)) {
+			ksft_print_msg("byte %d differs after the swap-in by khugepaged\n", i);
+			goto out;
+		}
+	}
+	if (expect_tmpfs(from, 0, "read back"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	if (*old_swap)
+		khugepaged_set("max_ptes_swap", old_swap, NULL, 0);
+	if (*old_none)
+		khugepaged_set("max_ptes_none", old_none, NULL, 0);
+	if (*old_sleep)
+		khugepaged_set("scan_sleep_millisecs", old_sleep, NULL, 0);
+	if (area)
+		munmap(area, 2 * HPAGE);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	if (mounted)
+		umount(dir);
+	rmdir(dir);
+	/* freed swap slots in the slot caches may still pin a's memcg */
+	if (drain_swap_slots())
+		ret = KSFT_FAIL;
+	remove_cgroup(a);
+	remove_cgroup(from);
+	return ret;
+}
+
 static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_uffd_copy),
+	TMPFS_TEST(test_uffd_zeropage),
 	TMPFS_TEST(test_migration),
 	TMPFS_TEST(test_hwpoison),
 	TMPFS_TEST(test_swapoff),
 	TMPFS_TEST(test_removed_swapout),
 	TMPFS_TEST(test_removed_swapin_forced),
+	TMPFS_TEST(test_removed_swapin_fault),
+	TMPFS_TEST(test_removed_swapin_swapoff),
+	TMPFS_TEST(test_removed_swapin_kthread),
 };
 
 int main(void)

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/swap.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -355,6 +356,145 @@ static inline long uring_write(int fd, const void *buf, unsigned int len, off_t 
 	return res;
 }
 
+/* A counter of /proc/vmstat, or -1. */
+static inline long vmstat(const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long val = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ' ') {
+			val = atol(line + n + 1);
+			break;
+		}
+	fclose(f);
+	return val;
+}
+
+/*
+ * cgroup.stat nr_dying_descendants of CG: removed cgroups that something
+ * still pins (a charged page, a swap entry, a per-cpu cache).
+ */
+static inline long nr_dying(const char *cg)
+{
+	return cg_read_key_long(cg, "cgroup.stat", "nr_dying_descendants ");
+}
+
+/*
+ * lru_add_drain_all(): a freed folio still in a per-cpu LRU batch (of a
+ * cpu that went idle) is not freed, and keeps its memcg charged, until
+ * that batch drains. Compaction (vm.compact_memory) drains every cpu's
+ * batches first.
+ */
+static inline void drain_lru_batches(void)
+{
+	int fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1)
+			ksft_print_msg("vm.compact_memory: %s\n", strerror(errno));
+		close(fd);
+	}
+}
+
+/*
+ * Wait, up to 5 s, for nr_dying_descendants of CG to come back to BEFORE
+ * (or below: older ones may go meanwhile). A removed memcg lingers while
+ * a page or a swap entry still holds it, and goes (an RCU grace period
+ * and a work item later) once the last one is freed: a test that freed
+ * its data must see it go. Pages freed into a per-cpu LRU batch are
+ * freed when it drains: after 1 s, the batches are drained. 0, or -1
+ * with both values printed.
+ */
+static inline int wait_dying(const char *cg, long before, const char *when)
+{
+	long now = nr_dying(cg);
+	int i;
+
+	for (i = 0; i < 100 && now > before; i++) {
+		if (i == 20)
+			drain_lru_batches();
+		usleep(50000);
+		now = nr_dying(cg);
+	}
+	if (now >= 0 && now <= before)
+		return 0;
+	ksft_print_msg("%s: %s cgroup.stat nr_dying_descendants is %ld after 5 s, was %ld before\n",
+		       when, cg, now, before);
+	return -1;
+}
+
+#define SWAP_DEV "/dev/zram0"
+
+/*
+ * Freed swap slots wait in the per-cpu swap slot caches (SWAP_BATCH, 64
+ * slots a cpu) until a cache fills up, and each one holds a reference on
+ * the memcg id it was charged to: a removed cgroup whose swapped data
+ * was freed stays dying until then. swapoff drains the caches; swapon
+ * brings the device back. 0, or -1 with the errno printed.
+ */
+static inline int drain_swap_slots(void)
+{
+	if (swapoff(SWAP_DEV)) {
+		ksft_print_msg("swapoff %s: %s\n", SWAP_DEV, strerror(errno));
+		return -1;
+	}
+	if (swapon(SWAP_DEV, 0)) {
+		ksft_print_msg("swapon %s: %s\n", SWAP_DEV, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Return the charges CG's memcg holds ahead of use in the per-cpu stocks
+ * (up to 64 pages a cpu, each stock pinning the memcg): memory.high
+ * below the usage makes the kernel drain every cpu's stock of the
+ * cgroup (drain_all_stock()); no reclaim is left to do once it is only
+ * the stock, and nothing is OOM killed. Offlining a memcg drains its
+ * stocks too, but skips them when another drain is in progress, and a
+ * stock of a cpu that charges nothing else then pins the removed memcg.
+ */
+static inline int drain_charge_stock(const char *cg)
+{
+	if (cg_write(cg, "memory.high", "0") || cg_write(cg, "memory.high", "max")) {
+		ksft_print_msg("%s: memory.high: %s\n", cg, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * memory.reclaim on CG until none of its tmpfs pages is left in RAM and
+ * memory.swap.current holds at least BYTES: the data is in swap.
+ * memory.stat is flushed lazily (it can lag by a batch of updates), so
+ * two more reclaims follow once it reads 0.
+ */
+static inline int push_to_swap(const char *cg, long bytes)
+{
+	int i;
+
+	for (i = 0; i < 30; i++) {
+		if (cg_read_key_long(cg, "memory.stat", "shmem ") == 0 &&
+		    cg_read_key_long(cg, "memory.stat", "swapcached ") == 0 &&
+		    cg_read_long(cg, "memory.swap.current") >= bytes) {
+			cg_write(cg, "memory.reclaim", "16M");
+			cg_write(cg, "memory.reclaim", "16M");
+			return 0;
+		}
+		cg_write(cg, "memory.reclaim", "16M");	/* EAGAIN is fine */
+	}
+	ksft_print_msg("%s: after 30 reclaims shmem %ld, swapcached %ld, swap.current %ld (want %ld)\n",
+		       cg, cg_read_key_long(cg, "memory.stat", "shmem "),
+		       cg_read_key_long(cg, "memory.stat", "swapcached "),
+		       cg_read_long(cg, "memory.swap.current"), bytes);
+	return -1;
+}
+
 struct tmpfs_test {
 	int (*fn)(const char *root);
 	const char *name;
@@ -386,7 +526,13 @@ static inline int run_tmpfs_tests(struct tmpfs_test *tests, int n)
 	remove_cgroup(probe);
 
 	for (i = 0; i < n; i++) {
-		switch (tests[i].fn(root)) {
+		long dying = nr_dying(root);
+		int ret = tests[i].fn(root);
+
+		/* every case removes its cgroups: none may stay dying */
+		if (ret == KSFT_PASS && wait_dying(root, dying, tests[i].name))
+			ret = KSFT_FAIL;
+		switch (ret) {
 		case KSFT_PASS:
 			ksft_test_result_pass("%s\n", tests[i].name);
 			break;

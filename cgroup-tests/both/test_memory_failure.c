@@ -14,26 +14,13 @@
  *
  * This program runs on both kernels and must pass on both (suite "both").
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
+#include "../tmpfs_util.h"
+
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-
-#include "kselftest.h"
-#include "cgroup/cgroup_util.h"
 
 #ifndef MADV_HWPOISON
 #define MADV_HWPOISON 100
@@ -55,7 +42,6 @@
 #define PAGES 4
 #define TMPFS_FILE "/tmp/test_memory_failure"
 
-static long page_size;
 static char root[PATH_MAX];
 static bool have_tmpfs;		/* the kernel has memory.tmpfs.* */
 
@@ -393,20 +379,52 @@ static int second_poison(const char *cg)
 	return -1;
 }
 
-/* A clean anonymous page: written once, never dirtied by the kernel. */
+/*
+ * A clean anonymous page: written, paged out to zram (MADV_PAGEOUT), read
+ * back by a read fault. The swap device is synchronous and nobody else
+ * holds the entry, so the page skips the swap cache: an anonymous page
+ * whose pte is clean and which is not PG_dirty, whose only copy is this
+ * page. The kernel unmaps it without a signal (it was clean), then the
+ * next access gets SIGBUS: the data is gone.
+ */
 static int body_anon_clean(const char *cg, void *arg)
 {
-	char *p = map_anon();
+	char *p = map_anon(), *page;
+	long hc = meminfo_kb("HardwareCorrupted");
+	unsigned long pfn;
+	int kmsg;
 
 	if (!p)
 		return -1;
+	page = p + page_size;
 	for (int i = 0; i < PAGES; i++)
 		fill(p + i * page_size, i + 1);
-	if (expect_flags(p + page_size, BIT(KPF_ANON), BIT(KPF_DIRTY) | BIT(KPF_SWAPCACHE),
+	if (madvise(p, PAGES * page_size, MADV_PAGEOUT)) {
+		ksft_print_msg("MADV_PAGEOUT: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pfn_of(page)) {
+		ksft_print_msg("MADV_PAGEOUT left the page in memory (is swap on?)\n");
+		return -1;
+	}
+	if (check_data(page, 2, "read back") ||
+	    expect_flags(page, BIT(KPF_ANON), BIT(KPF_DIRTY) | BIT(KPF_SWAPCACHE),
 			 "before poison"))
 		return -1;
-	if (poison_anon(p + page_size, "clean LRU page: Recovered", "anon clean"))
+	pfn = pfn_of(page);
+	kmsg = kmsg_open();
+	reset_signal();
+	if (kmsg < 0 || madvise(page, page_size, MADV_HWPOISON)) {
+		ksft_print_msg("MADV_HWPOISON: %s\n", strerror(errno));
 		return -1;
+	}
+	if (expect_nosignal("anon clean") ||
+	    expect_recovery(kmsg, pfn, "clean LRU page: Recovered") ||
+	    expect_corrupted(hc, 1, "anon clean") ||
+	    !(kpageflags(pfn) & BIT(KPF_HWPOISON)) ||
+	    expect_access_sigbus(page, "anon clean, next access"))
+		return -1;
+	close(kmsg);
 	/* the other pages are untouched */
 	if (check_data(p, 1, "page 0") || check_data(p + 2 * page_size, 3, "page 2"))
 		return -1;
@@ -414,26 +432,18 @@ static int body_anon_clean(const char *cg, void *arg)
 }
 
 /*
- * A dirty anonymous page: the kernel wrote into it through get_user_pages
- * (process_vm_writev into this very process), which sets PG_dirty.
+ * A dirty anonymous page: written through its mapping (the pte is dirty;
+ * unmapping it makes the folio dirty). The writer gets SIGBUS at once.
  */
 static int body_anon_dirty(const char *cg, void *arg)
 {
-	char *p = map_anon(), buf[64];
-	struct iovec local = { buf, sizeof(buf) }, remote;
+	char *p = map_anon();
 
 	if (!p)
 		return -1;
 	for (int i = 0; i < PAGES; i++)
 		fill(p + i * page_size, i + 1);
-	memset(buf, 0x5a, sizeof(buf));
-	remote.iov_base = p + page_size;
-	remote.iov_len = sizeof(buf);
-	if (process_vm_writev(getpid(), &local, 1, &remote, 1, 0) != sizeof(buf)) {
-		ksft_print_msg("process_vm_writev: %s\n", strerror(errno));
-		return -1;
-	}
-	if (expect_flags(p + page_size, BIT(KPF_ANON) | BIT(KPF_DIRTY), BIT(KPF_SWAPCACHE),
+	if (expect_flags(p + page_size, BIT(KPF_ANON), BIT(KPF_SWAPCACHE),
 			 "before poison"))
 		return -1;
 	if (poison_anon(p + page_size, "dirty LRU page: Recovered", "anon dirty"))
@@ -629,6 +639,7 @@ static int run_case(const struct mf_case *c)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
 	char *parent = cg_name(root, "mf_parent"), *cg = NULL;
+	long dying = nr_dying(root);
 	int ret = KSFT_FAIL;
 
 	sigaction(SIGBUS, &sa, NULL);
@@ -660,6 +671,12 @@ cleanup:
 		cg_destroy(parent);
 		free(parent);
 	}
+	/*
+	 * Nothing of the case keeps its cgroups alive: freed swap entries
+	 * wait in the swap slot caches with their memcg, so drain those.
+	 */
+	if (ret == KSFT_PASS && (drain_swap_slots() || wait_dying(root, dying, c->name)))
+		ret = KSFT_FAIL;
 	return ret;
 }
 

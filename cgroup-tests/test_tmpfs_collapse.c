@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Collapse of tmpfs small folios into a huge one, by MADV_COLLAPSE and by
+ * khugepaged, done by a task of another cgroup than the writer's
+ * (../shared/spec/memory-tmpfs.md, "What is charged", Collapse): a
+ * collapse never moves a tmpfs charge. The huge folio is charged, memory
+ * and tmpfs, to the cgroup that holds the range's pages, holes included;
+ * the collapse is skipped when the pages are held by more than one
+ * cgroup, or when the holes would take their holder over its limit.
+ *
+ * Every case checks both cgroups' memory.tmpfs.current exactly, and their
+ * memory.stat "shmem" and "shmem_thp" exactly once the stats are flushed
+ * (memcg flushes them every 2 seconds; memory.current itself also holds
+ * the per-cpu charge stock and slab objects, so it is bounded from below).
+ */
+#include "tmpfs_util.h"
+
+#include <sys/mount.h>
+#include <sys/wait.h>
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+#define HPAGE (2 * MiB)
+#define KHUGEPAGED "/sys/kernel/mm/transparent_hugepage/khugepaged/"
+
+struct cgs {
+	char *parent, *a, *b;
+};
+
+static int make_cgs(struct cgs *c, const char *root, const char *name)
+{
+	c->parent = make_parent(root, name);
+	c->a = c->parent ? make_child(c->parent, "a") : NULL;
+	c->b = c->a ? make_child(c->parent, "b") : NULL;
+	return c->b ? 0 : -1;
+}
+
+static int free_cgs(struct cgs *c, const char *path, int ret)
+{
+	if (path)
+		unlink(path);
+	if (ret == KSFT_PASS && c->b &&
+	    (expect_tmpfs(c->a, 0, "end") || expect_tmpfs(c->b, 0, "end") ||
+	     expect_tmpfs(c->parent, 0, "end")))
+		ret = KSFT_FAIL;
+	remove_cgroup(c->b);
+	remove_cgroup(c->a);
+	remove_cgroup(c->parent);
+	return ret;
+}
+
+/*
+ * memory.stat KEY of CG must read WANT: polled for up to 6 seconds, since
+ * the per-cpu stat updates reach memory.stat at the next flush.
+ */
+static int expect_stat(const char *cg, const char *key, long want)
+{
+	char k[64];
+	long got = -1;
+	int i;
+
+	snprintf(k, sizeof(k), "%s ", key);
+	for (i = 0; i < 60; i++) {
+		got = cg_read_key_long(cg, "memory.stat", k);
+		if (got == want)
+			return 0;
+		usleep(100000);
+	}
+	ksft_print_msg("%s: memory.stat %s is %ld, expected %ld\n", cg, key, got, want);
+	return -1;
+}
+
+/* tmpfs.current, memory.stat shmem and shmem_thp of CG; memory.current >= shmem */
+static int expect_cg(const char *cg, long tmpfs, long shmem, long thp, const char *when)
+{
+	long mem;
+
+	if (expect_tmpfs(cg, tmpfs, when) || expect_stat(cg, "shmem", shmem) ||
+	    expect_stat(cg, "shmem_thp", thp))
+		return -1;
+	mem = cg_read_long(cg, "memory.current");
+	if (mem < shmem) {
+		ksft_print_msg("%s: %s memory.current %ld < shmem %ld\n", when, cg, mem, shmem);
+		return -1;
+	}
+	return 0;
+}
+
+static int expect_events(const char *cg, long max, long fail, const char *when)
+{
+	long m = cg_read_key_long(cg, "memory.tmpfs.events", "max ");
+	long f = cg_read_key_long(cg, "memory.tmpfs.events", "fail ");
+
+	if (m == max && f == fail)
+		return 0;
+	ksft_print_msg("%s: %s memory.tmpfs.events max %ld fail %ld, expected %ld %ld\n",
+		       when, cg, m, f, max, fail);
+	return -1;
+}
+
+/* A 2M-aligned shared mapping of [0, 2M) of FD. */
+static char *map_huge_aligned(int fd)
+{
+	char *area, *aligned;
+
+	area = mmap(NULL, 2 * HPAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		return NULL;
+	aligned = (char *)(((unsigned long)area + HPAGE - 1) & ~(HPAGE - 1));
+	if (mmap(aligned, HPAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, 0) == MAP_FAILED)
+		return NULL;
+	return aligned;
+}
+
+/*
+ * MADV_COLLAPSE of [0, 2M) of the file, by a task of the cgroup; exits
+ * with 0 when it collapsed, 1 when it was refused with EBUSY (a cgroup
+ * charge), 2 on anything else. A folio still in a per-cpu LRU batch holds
+ * an extra reference: the collapse then gives up (EINVAL or EAGAIN), which
+ * is transient, so those are retried.
+ */
+static int body_collapse(const char *cgroup, void *arg)
+{
+	const char *path = arg;
+	int fd = open(path, O_RDWR), tries;
+	char *map;
+
+	if (fd < 0)
+		return 2;
+	map = map_huge_aligned(fd);
+	if (!map)
+		return 2;
+	for (tries = 0; madvise(map, HPAGE, MADV_COLLAPSE); tries++) {
+		if (errno == EBUSY)
+			return 1;
+		if (tries == 4 || (errno != EINVAL && errno != EAGAIN)) {
+			ksft_print_msg("MADV_COLLAPSE: %s (after %d tries)\n",
+				       strerror(errno), tries + 1);
+			return 2;
+		}
+		usleep(200000);
+	}
+	return 0;
+}
+
+static int collapse_as(const char *cg, const char *path)
+{
+	return cg_run(cg, body_collapse, (void *)path);
+}
+
+/* A 2M file whose first LEN bytes the writer cgroup wrote; the rest a hole. */
+static int make_file(const char *cg, const char *path, long len)
+{
+	int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+
+	if (fd < 0 || ftruncate(fd, HPAGE)) {
+		ksft_print_msg("create %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return write_as(cg, path, 0, len, len);
+}
+
+/*
+ * A writes 1M of a 2M file, B collapses it: the huge folio is A's,
+ * memory and tmpfs, holes included; B pays nothing.
+ */
+static int test_collapse_other_cgroup(const char *root)
+{
+	const char *path = "/tmp/tmpfs_collapse_other";
+	struct cgs c = { 0 };
+	int ret = KSFT_FAIL, r;
+
+	if (make_cgs(&c, root, "tmpfs_collapse_other") || make_file(c.a, path, 1 * MiB) ||
+	    expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "written") ||
+	    expect_cg(c.b, 0, 0, 0, "written"))
+		goto out;
+	r = collapse_as(c.b, path);
+	if (r) {
+		ksft_print_msg("MADV_COLLAPSE by b: result %d, expected a collapse\n", r);
+		goto out;
+	}
+	if (expect_cg(c.a, HPAGE, HPAGE, HPAGE, "collapsed by b") ||
+	    expect_cg(c.b, 0, 0, 0, "collapsed by b") ||
+	    expect_tmpfs(c.parent, HPAGE, "collapsed by b") ||
+	    verify_file(path, 1 * MiB))
+		goto out;
+	if (truncate(path, 0) || expect_cg(c.a, 0, 0, 0, "truncated"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	return free_cgs(&c, path, ret);
+}
+
+/*
+ * The issue's escape: A (memory.tmpfs.max 1M) writes 1M of a 2M file; B
+ * collapses it. The holes would take A over its limit: the collapse is
+ * refused (EBUSY), A keeps its 1M and its limit (a further write gets
+ * EDQUOT at once), B gets nothing. A refused collapse is no event.
+ */
+static int test_collapse_over_owner_limit(const char *root)
+{
+	const char *path = "/tmp/tmpfs_collapse_limit";
+	struct cgs c = { 0 };
+	int ret = KSFT_FAIL, r;
+
+	if (make_cgs(&c, root, "tmpfs_collapse_limit") ||
+	    cg_write(c.a, "memory.tmpfs.max", "1M") || make_file(c.a, path, 1 * MiB) ||
+	    expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "written"))
+		goto out;
+	r = collapse_as(c.b, path);
+	if (r != 1) {
+		ksft_print_msg("MADV_COLLAPSE by b over a's limit: result %d, expected 1 (EBUSY)\n", r);
+		goto out;
+	}
+	if (expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "refused") ||
+	    expect_cg(c.b, 0, 0, 0, "refused") ||
+	    expect_events(c.a, 0, 0, "refused") || expect_events(c.b, 0, 0, "refused"))
+		goto out;
+	/* A is at its limit: one more page is refused */
+	if (write_as(c.a, path, 1 * MiB, 1 * MiB, 0) ||
+	    expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "a writes more") ||
+	    expect_events(c.a, 1, 1, "a writes more"))
+		goto out;
+	/* with room for the holes, the same collapse goes through, to A */
+	if (cg_write(c.a, "memory.tmpfs.max", "2M"))
+		goto out;
+	r = collapse_as(c.b, path);
+	if (r) {
+		ksft_print_msg("MADV_COLLAPSE by b within a's limit: result %d, expected a collapse\n", r);
+		goto out;
+	}
+	if (expect_cg(c.a, HPAGE, HPAGE, HPAGE, "collapsed") ||
+	    expect_cg(c.b, 0, 0, 0, "collapsed") || verify_file(path, 1 * MiB))
+		goto out;
+	if (unlink(path) || expect_cg(c.a, 0, 0, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	return free_cgs(&c, path, ret);
+}
+
+/*
+ * A writes the first 1M, B the second: two cgroups hold pages of the
+ * range, so no collapse, by either, and nothing moves.
+ */
+static int test_collapse_two_holders(const char *root)
+{
+	const char *path = "/tmp/tmpfs_collapse_two";
+	struct cgs c = { 0 };
+	int ret = KSFT_FAIL, r;
+
+	if (make_cgs(&c, root, "tmpfs_collapse_two") || make_file(c.a, path, 1 * MiB) ||
+	    write_as(c.b, path, 1 * MiB, 1 * MiB, 1 * MiB) ||
+	    expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "written") ||
+	    expect_cg(c.b, 1 * MiB, 1 * MiB, 0, "written"))
+		goto out;
+	r = collapse_as(c.b, path);
+	if (r != 1) {
+		ksft_print_msg("MADV_COLLAPSE by b: result %d, expected 1 (EBUSY)\n", r);
+		goto out;
+	}
+	r = collapse_as(c.a, path);
+	if (r != 1) {
+		ksft_print_msg("MADV_COLLAPSE by a: result %d, expected 1 (EBUSY)\n", r);
+		goto out;
+	}
+	if (expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "refused") ||
+	    expect_cg(c.b, 1 * MiB, 1 * MiB, 0, "refused") ||
+	    expect_tmpfs(c.parent, HPAGE, "refused"))
+		goto out;
+	if (unlink(path) || expect_cg(c.a, 0, 0, 0, "unlinked") ||
+	    expect_cg(c.b, 0, 0, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	return free_cgs(&c, path, ret);
+}
+
+/* khugepaged's knobs, saved and restored around its cases */
+static const char *const knobs[] = { "scan_sleep_millisecs", "alloc_sleep_millisecs" };
+static char saved[2][32];
+
+static int khugepaged_fast(void)
+{
+	for (int i = 0; i < 2; i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), KHUGEPAGED "%s", knobs[i]);
+		if (read_text(path, saved[i], sizeof(saved[i])) <= 0 ||
+		    write_text(path, "10", 2) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void khugepaged_restore(void)
+{
+	for (int i = 0; i < 2; i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), KHUGEPAGED "%s", knobs[i]);
+		if (saved[i][0])
+			write_text(path, saved[i], strlen(saved[i]));
+	}
+}
+
+static long full_scans(void)
+{
+	char buf[32];
+
+	if (read_text(KHUGEPAGED "full_scans", buf, sizeof(buf)) <= 0)
+		return -1;
+	return atol(buf);
+}
+
+/*
+ * A task of B maps the file MADV_HUGEPAGE on a huge=advise tmpfs and
+ * waits (the pipe) while khugepaged scans its mm; then the parent checks.
+ */
+struct khp {
+	const char *path;
+	long written;	/* the bytes of the file that hold data */
+	int go[2];	/* B's task writes a byte when mapped, reads one to end */
+	int done[2];
+};
+
+static int body_khugepaged(const char *cgroup, void *arg)
+{
+	struct khp *k = arg;
+	int fd = open(k->path, O_RDWR);
+	char *map, c = 1;
+
+	if (fd < 0)
+		return 2;
+	map = map_huge_aligned(fd);
+	if (!map || madvise(map, HPAGE, MADV_HUGEPAGE)) {
+		ksft_print_msg("MADV_HUGEPAGE: %s\n", strerror(errno));
+		return 2;
+	}
+	/* map what is there: a read of a hole would allocate a page */
+	for (long i = 0; i < k->written; i += page_size)
+		(void)*(volatile char *)(map + i);
+	if (write(k->go[1], &c, 1) != 1 || read(k->done[0], &c, 1) != 1)
+		return 2;
+	return 0;
+}
+
+/*
+ * Run khugepaged against a mapping of PATH by a task of CG until the
+ * range is huge (want_huge) or, when it must stay small, until
+ * khugepaged has made 3 full scans since the mapping appeared.
+ */
+static int khugepaged_as(const char *cg, const char *path, long written,
+			 bool want_huge, const char *a)
+{
+	struct khp k = { .path = path, .written = written };
+	int pid, status, i, ret = -1;
+	long scans;
+	char c = 0;
+
+	if (pipe(k.go) || pipe(k.done))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%d", getpid());
+		if (cg_write(cg, "cgroup.procs", buf))
+			_exit(2);
+		_exit(body_khugepaged(cg, &k));
+	}
+	if (read(k.go[0], &c, 1) != 1)
+		goto out;
+	scans = full_scans();
+	for (i = 0; i < 600; i++) {	/* 60 s */
+		if (want_huge && cg_read_key_long(a, "memory.stat", "shmem_thp ") == HPAGE) {
+			ret = 0;
+			break;
+		}
+		if (!want_huge && full_scans() >= scans + 3) {
+			ret = 0;
+			break;
+		}
+		usleep(100000);
+	}
+	if (ret)
+		ksft_print_msg("khugepaged: after 60 s, full_scans %ld -> %ld, %s shmem_thp %ld\n",
+			       scans, full_scans(), a,
+			       cg_read_key_long(a, "memory.stat", "shmem_thp "));
+out:
+	if (write(k.done[1], &c, 1) != 1)
+		ret = -1;
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		ret = -1;
+	close(k.go[0]);
+	close(k.go[1]);
+	close(k.done[0]);
+	close(k.done[1]);
+	return ret;
+}
+
+/*
+ * The same three rules for khugepaged, which collapses for the task that
+ * maps the file: B's task maps A's file; the huge folio is A's; over A's
+ * limit, or with pages of both A and B, khugepaged leaves the range alone.
+ */
+static int test_khugepaged(const char *root)
+{
+	char dir[] = "/tmp/tmpfs_khugepaged.XXXXXX", path[PATH_MAX];
+	struct cgs c = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (!mkdtemp(dir))
+		return KSFT_FAIL;
+	snprintf(path, sizeof(path), "%s/file", dir);
+	if (mount("tmpfs", dir, "tmpfs", 0, "huge=advise")) {
+		ksft_print_msg("mount huge=advise: %s\n", strerror(errno));
+		rmdir(dir);
+		return KSFT_FAIL;
+	}
+	if (khugepaged_fast() || make_cgs(&c, root, "tmpfs_khugepaged"))
+		goto out;
+
+	/* over A's limit: left alone */
+	if (cg_write(c.a, "memory.tmpfs.max", "1M") || make_file(c.a, path, 1 * MiB) ||
+	    khugepaged_as(c.b, path, 1 * MiB, false, c.a) ||
+	    expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "khugepaged, a at its limit") ||
+	    expect_cg(c.b, 0, 0, 0, "khugepaged, a at its limit"))
+		goto out;
+
+	/* room for the holes: collapsed, charged to A */
+	if (cg_write(c.a, "memory.tmpfs.max", "max") || khugepaged_as(c.b, path, 1 * MiB, true, c.a) ||
+	    expect_cg(c.a, HPAGE, HPAGE, HPAGE, "khugepaged collapsed") ||
+	    expect_cg(c.b, 0, 0, 0, "khugepaged collapsed") || verify_file(path, 1 * MiB))
+		goto out;
+
+	/* pages of A and of B: left alone */
+	if (make_file(c.a, path, 1 * MiB) || write_as(c.b, path, 1 * MiB, 512 * KiB, 512 * KiB) ||
+	    khugepaged_as(c.b, path, 1 * MiB + 512 * KiB, false, c.a) ||
+	    expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "khugepaged, two holders") ||
+	    expect_cg(c.b, 512 * KiB, 512 * KiB, 0, "khugepaged, two holders"))
+		goto out;
+	if (unlink(path) || expect_cg(c.a, 0, 0, 0, "unlinked") || expect_cg(c.b, 0, 0, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	khugepaged_restore();
+	ret = free_cgs(&c, path, ret);
+	umount(dir);
+	rmdir(dir);
+	return ret;
+}
+
+static struct tmpfs_test tests[] = {
+	TMPFS_TEST(test_collapse_other_cgroup),
+	TMPFS_TEST(test_collapse_over_owner_limit),
+	TMPFS_TEST(test_collapse_two_holders),
+	TMPFS_TEST(test_khugepaged),
+};
+
+int main(void)
+{
+	return run_tmpfs_tests(tests, ARRAY_SIZE(tests));
+}
