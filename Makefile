@@ -156,7 +156,9 @@ $(INITRAMFS)/base.cpio: guest-programs FORCE
 		$(GUEST)/both:/opt/both \
 		qemu-boot/suites/stress:/opt/stress \
 		qemu-boot/suites/stress-faults:/opt/stress-faults \
-		qemu-boot/suites/leaks:/opt/leaks
+		qemu-boot/suites/leaks:/opt/leaks \
+		qemu-boot/suites/nomemcg:/opt/nomemcg \
+		qemu-boot/suites/integration/ktap.sh:/opt/nomemcg/ktap.sh
 
 $(INITRAMFS)/cgroup-tests.cpio: guest-programs FORCE
 	@mkdir -p $(INITRAMFS)
@@ -223,17 +225,34 @@ $(RUNS)/baseline-debug/records.tsv: $(BASE_DEBUG_BZIMAGE) $(INITRAMFS)/base.cpio
 	@awk -f scripts/ktap-records.awk $(RUNS)/baseline-debug/results.log > $@.tmp && mv $@.tmp $@
 	@echo "baseline-debug: $$(grep -c '^PASS' $@) passed, $$(grep -c '^FAIL' $@) failed, $$(grep -c '^SKIP' $@) skipped"
 
+# The test programs each run must hear from, as SUITE:PATH (PATH: a
+# directory of test_* programs or one program, as put into the
+# initramfs); check.sh's EXPECT. A suite added to a mode of
+# qemu-boot/init goes here too.
+CHECK_EXPECT := cgroup-tests:$(GUEST)/cgroup-tests both:$(GUEST)/both stress:qemu-boot/suites/stress \
+	selftests:$(GUEST)/selftests
+DEBUG_EXPECT := cgroup-tests:$(GUEST)/cgroup-tests both:$(GUEST)/both stress:qemu-boot/suites/stress \
+	$(if $(filter 0,$(FAULTS)),,stress:qemu-boot/suites/stress-faults) \
+	$(if $(filter 0,$(PEERS)),,selftests:$(GUEST)/selftests memfd:$(GUEST)/memfd) \
+	leaks:qemu-boot/suites/leaks
+
+# the suites, then a small boot with cgroup_disable=memory (the patched
+# kernel without the memory controller: qemu-boot/suites/nomemcg), and
+# the sum of the two verdicts
 check: kernel $(INITRAMFS)/check.cpio
-	@scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check.cpio $(RUNS)/check $(WATCHDOG) \
-		$(RUNS)/baseline/records.tsv check $(STRESS_APPEND)
+	@EXPECT="$(CHECK_EXPECT)" scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check.cpio $(RUNS)/check \
+		$(WATCHDOG) $(RUNS)/baseline/records.tsv check $(STRESS_APPEND); \
+	EXPECT=nomemcg:qemu-boot/suites/nomemcg scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check.cpio \
+		$(RUNS)/check-nomemcg $(WATCHDOG) /dev/null nomemcg cgroup_disable=memory; \
+	echo; scripts/sum-verdicts.sh $(RUNS)/check/verdict.txt $(RUNS)/check-nomemcg/verdict.txt
 
 ifeq ($(PEERS),0)
 check-debug: kernel-debug $(INITRAMFS)/tests.cpio
-	@scripts/check.sh $(DEBUG_BZIMAGE) $(INITRAMFS)/tests.cpio $(RUNS)/check-debug \
+	@EXPECT="$(DEBUG_EXPECT)" scripts/check.sh $(DEBUG_BZIMAGE) $(INITRAMFS)/tests.cpio $(RUNS)/check-debug \
 		$(DEBUG_WATCHDOG) /dev/null check-debug "harness.peers=0 $(DEBUG_APPEND)"
 else
 check-debug: kernel-debug $(INITRAMFS)/check-debug.cpio
-	@scripts/check.sh $(DEBUG_BZIMAGE) $(INITRAMFS)/check-debug.cpio $(RUNS)/check-debug \
+	@EXPECT="$(DEBUG_EXPECT)" scripts/check.sh $(DEBUG_BZIMAGE) $(INITRAMFS)/check-debug.cpio $(RUNS)/check-debug \
 		$(DEBUG_WATCHDOG) $(RUNS)/baseline-debug/records.tsv check-debug "$(DEBUG_APPEND)"
 endif
 
@@ -245,7 +264,8 @@ check-integration: check-tools check-systemd
 
 check-tools: kernel $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO)
 	@cat $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO) > $(INITRAMFS)/check-tools.cpio
-	@scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check-tools.cpio $(RUNS)/check-tools \
+	@EXPECT="integration:qemu-boot/suites/integration integration:$(GUEST)/integration/test_libcgroup" \
+		scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check-tools.cpio $(RUNS)/check-tools \
 		$(WATCHDOG) /dev/null integration
 
 # Debian's systemd with patches/systemd/, built once (about 15 minutes)

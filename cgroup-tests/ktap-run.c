@@ -18,13 +18,18 @@
  * reports every such test as flaky. With -k FILE, a run whose failing
  * subtests are all listed in FILE ("SUITE/PROG: SUBTEST" a line: those
  * that fail on the baseline kernel too) is not retried: it would only fail
- * the same way again.
+ * the same way again. With -n SUITE/PROG,... those programs are never
+ * retried: ours, in a suite we do not own (selftests/test_tmpfs).
+ *
+ * The kernel log gets "ktap-run: start SUITE/PROG" before a program's
+ * first run and "ktap-run: end SUITE/PROG" after its last, so that the
+ * host can tell which program a console report came during.
  *
  * KTAP_ONLY, when set in the environment, is a comma-separated list of
  * SUITE/PROG names: only those run (the host reruns failures in a new
  * boot that way).
  *
- * usage: ktap-run [-t SECONDS] [-k KNOWN_FAILURES] SUITE:DIR[:RETRIES]...
+ * usage: ktap-run [-t SECONDS] [-k KNOWN_FAILURES] [-n SUITE/PROG,...] SUITE:DIR[:RETRIES]...
  * Exit status: 0 when every program passed or skipped, 1 otherwise.
  */
 #define _GNU_SOURCE
@@ -55,6 +60,7 @@ static struct test tests[MAX_TESTS];
 static int ntests;
 
 static char *known;		/* contents of the -k file, one name a line */
+static const char *no_retry;	/* -n: SUITE/PROG,... never retried */
 static const struct test *running;
 static int known_failures, other_failures;	/* of the current run */
 
@@ -109,18 +115,41 @@ static int by_name(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Is NAME an item of LIST, "NAME,NAME,..."? */
+static int listed(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p;
+
+	for (p = list; (p = strstr(p, name)); p += len)
+		if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return 1;
+	return 0;
+}
+
 /* Is NAME in the KTAP_ONLY list (or is there no list)? */
 static int selected(const char *name)
 {
-	const char *only = getenv("KTAP_ONLY"), *p;
-	size_t len = strlen(name);
+	const char *only = getenv("KTAP_ONLY");
 
-	if (!only || !*only)
-		return 1;
-	for (p = only; (p = strstr(p, name)); p += len)
-		if ((p == only || p[-1] == ',') && (p[len] == ',' || !p[len]))
-			return 1;
-	return 0;
+	return !only || !*only || listed(only, name);
+}
+
+/* "ktap-run: WHAT NAME" to the kernel log, where the console shows it */
+static void kmsg(const char *what, const char *name)
+{
+	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	char msg[400];
+	int len;
+
+	if (fd < 0) {
+		printf("# ktap-run: /dev/kmsg: %s\n", strerror(errno));
+		return;
+	}
+	len = snprintf(msg, sizeof(msg), "ktap-run: %s %s\n", what, name);
+	if (write(fd, msg, len) != len)
+		printf("# ktap-run: /dev/kmsg: %s\n", strerror(errno));
+	close(fd);
 }
 
 static void collect(const char *spec)
@@ -168,8 +197,8 @@ static void collect(const char *spec)
 		if (access(t->path, X_OK))
 			continue;
 		snprintf(t->suite, sizeof(t->suite), "%s", suite);
-		t->retries = retries;
 		snprintf(t->name, sizeof(t->name), "%s/%s", suite, de->d_name);
+		t->retries = no_retry && listed(no_retry, t->name) ? 0 : retries;
 		if (selected(t->name))
 			ntests++;
 	}
@@ -307,15 +336,17 @@ static int run_one(const struct test *t, int timeout)
 }
 
 static const char usage[] =
-	"usage: ktap-run [-t SECONDS] [-k KNOWN_FAILURES] SUITE:DIR[:RETRIES]...\n";
+	"usage: ktap-run [-t SECONDS] [-k KNOWN_FAILURES] [-n SUITE/PROG,...] SUITE:DIR[:RETRIES]...\n";
 
 int main(int argc, char **argv)
 {
 	int timeout = 900, failed = 0, opt, i;
 
-	while ((opt = getopt(argc, argv, "t:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:k:n:")) != -1) {
 		if (opt == 'k') {
 			load_known(optarg);
+		} else if (opt == 'n') {
+			no_retry = optarg;
 		} else if (opt == 't' && atoi(optarg) > 0) {
 			timeout = atoi(optarg);
 		} else {
@@ -335,20 +366,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < ntests; i++) {
 		const struct test *t = &tests[i];
 		double start = now();
-		int kmsg, status, run, failed_runs = 0;
+		int status, run, failed_runs = 0;
 		char flaky[64] = "";
 
-		kmsg = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
-		if (kmsg >= 0) {
-			char msg[400];
-			int len = snprintf(msg, sizeof(msg), "ktap-run: %s\n", t->name);
-
-			if (write(kmsg, msg, len) != len)
-				printf("# ktap-run: /dev/kmsg: %s\n", strerror(errno));
-			close(kmsg);
-		} else {
-			printf("# ktap-run: /dev/kmsg: %s\n", strerror(errno));
-		}
+		kmsg("start", t->name);
 		printf("# ktap-run: %s\n", t->name);
 		fflush(stdout);
 		for (run = 1; ; run++) {
@@ -377,6 +398,7 @@ int main(int argc, char **argv)
 		if (failed_runs)
 			snprintf(flaky, sizeof(flaky), " # flaky: %d of %d runs failed",
 				 failed_runs, run);
+		kmsg("end", t->name);
 		printf("# ktap-run: %s took %.1fs\n", t->name, now() - start);
 		if (status == -1) {
 			printf("not ok %d %s # timed out after %ds\n", i + 1, t->name, timeout);

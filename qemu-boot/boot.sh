@@ -12,11 +12,15 @@
 # --disk: IMAGE is the virtio disk instead of a fresh scratch disk, written
 # to a snapshot only; with --initrd - the kernel boots it as its root
 # (root=/dev/vda rw, make check-systemd).
+# The guest must bring up every vCPU it is given (-smp 2): when its console
+# says otherwise, results.log gets "# harness: setup failed: ..." (which
+# fails the verdict) and stderr says so.
 # Exit status: 0 when the guest printed its end marker with status 0, the
 # guest's status when it printed one, 124 when the watchdog fired, 125 when
 # the guest ended without the end marker (panic, crash), 2 on bad usage.
 set -uo pipefail
 
+smp=2
 kernel= initrd= mode= logdir= timeout=1200 append= interactive=0 accel=tcg,thread=multi icount=() plugin=() disk=
 usage() { sed -n 's/^#   usage: //p; s/^#                  / /p' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -68,7 +72,7 @@ if [ "$initrd" = - ]; then
 	cmdline="root=/dev/vda rw $cmdline"
 	initrd_args=()
 fi
-qemu=(qemu-system-x86_64 -accel "$accel" "${icount[@]}" "${plugin[@]}" -cpu max -smp 2 -m 1G
+qemu=(qemu-system-x86_64 -accel "$accel" "${icount[@]}" "${plugin[@]}" -cpu max -smp "$smp" -m 1G
 	-nodefaults -no-reboot -display none
 	-kernel "$kernel" "${initrd_args[@]}" -append "$cmdline"
 	-drive "$drive")
@@ -82,6 +86,13 @@ fi
 timeout -s KILL "$timeout" "${qemu[@]}" -serial "file:$console" -serial stdio \
 	< /dev/null | sed -u 's/\r$//' | tee "$results" | grep --line-buffered -vE '^# harness: (exit status [0-9]+|end)$'
 rc=${PIPESTATUS[0]}
+
+# "smp: Brought up 1 node, 2 CPUs" (kernel/smp.c)
+cpus=$(sed -nE 's/.*smp: Brought up [0-9]+ nodes?, ([0-9]+) CPUs?\r?$/\1/p' "$console" | tail -n 1)
+if [ "${cpus:-0}" -lt "$smp" ]; then
+	echo "boot: the guest brought up ${cpus:-no} of the $smp CPUs it was given; see $console" >&2
+	echo "# harness: setup failed: the guest brought up ${cpus:-no} of the $smp CPUs it was given" >> "$results"
+fi
 
 status=$(sed -n 's/^# harness: exit status \([0-9]*\)$/\1/p' "$results" | tail -n 1)
 explain() {

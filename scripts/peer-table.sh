@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The peer suites (the kernel's cgroup and memfd selftests), subtest by
-# subtest: the baseline kernel's result beside the patched kernel's, then
-# a count of each pair. A later boot's PASS (check.sh's reruns) counts.
+# The peer suites (the kernel's cgroup and memfd selftests, without our
+# own test_tmpfs), subtest by subtest: the baseline kernel's result beside
+# the patched kernel's, then a count of each pair. A later boot's PASS
+# (check.sh's reruns) counts.
 #   usage: peer-table.sh BASELINE_RECORDS RESULTS.log [RERUN_DIR...]
 set -uo pipefail
 baseline=$1 results=$2
@@ -16,6 +17,7 @@ here=$(dirname "$(realpath "$0")")
 	done
 } | awk -F'\t' '
 $3 !~ /^(selftests|memfd)\// { next }
+$3 ~ /^selftests\/test_tmpfs(:|$)/ { next }	# ours (own_programs in verdict.sh)
 $1 == "B" { b[$3] = $2; names[$3] = 1 }
 $1 == "P" { p[$3] = $2; names[$3] = 1 }
 $1 == "R" { r[$3] = 1 }

@@ -2,92 +2,247 @@
 # The verdict of a `make check` run: one line per test, then
 # "N passed, N failed, N skipped". Exits 1 on any failure.
 #
-# A failed kernel selftest (the peer suites: selftests/ for cgroup, memfd/)
-# counts as failed unless it fails on the baseline (unpatched) kernel too: then it is reported as KNOWN and counted as
-# skipped, since it says nothing about the series. A selftest that passes
-# on the baseline and is missing from the patched run fails. The boot's
-# own failures (watchdog, no end marker) and every console line with a
-# kernel warning, bug, oops, KASAN, lockdep, DEBUG_LIST or kmemleak
-# report, a hung task or lockup, or "page_counter underflow" fail the run.
+# Suites: the peer suites are the kernel's own selftests, which we do not
+# own (selftests/ for cgroup, memfd/). A failed peer subtest counts as
+# failed unless it fails on the baseline (unpatched) kernel too: then it
+# is reported as KNOWN and counted as skipped, since it says nothing about
+# the series. Every other suite is ours (cgroup-tests/, stress/, both/,
+# ...), and so is selftests/test_tmpfs, the series' own selftest: their
+# failures are never excused, and a test of ours that runs on the
+# baseline kernel too (both/, test_tmpfs) and fails there fails here.
+#
+# Failing besides a failed test:
+# - a test that passes on the baseline kernel and did not run here, or
+#   was skipped here;
+# - with -e EXPECTED (a file, SUITE/PROG a line: the programs the host put
+#   into the initramfs), a program that did not report;
+# - a program whose KTAP plan "1..N" promised more than it reported, a
+#   program that crashed, timed out or exited otherwise than a failing
+#   kselftest does, even after failing subtests (scripts/ktap-records.awk);
+# - the runner's plan promising more programs than reported; a runner
+#   status other than 0, or 1 with a failed program; the watchdog; no end
+#   marker;
+# - "# harness: setup failed: ..." from the guest's /init (zram, mounts,
+#   the memory controller) or boot.sh (fewer CPUs than given), here or
+#   in the baseline kernel's run (the results.log beside BASELINE_RECORDS);
+# - a console report (scripts/console-reports.awk): a warning, BUG, Oops,
+#   KASAN, lockdep, list corruption, kmemleak, page_counter underflow or
+#   panic, anywhere; "VM_FAULT_OOM leaked" outside the stress's injected
+#   faults; an OOM kill, an RCU stall or a hung task, unless it came
+#   during a peer selftest whose baseline run (the console.log beside
+#   BASELINE_RECORDS) showed the same kind of report during that program.
 #
 # RERUN_DIRs hold the results.log and console.log of later boots that
-# reran failing kernel selftests (check.sh): a selftest that passed in one
-# of them is reported as PASS, "flaky across boots"; their consoles are
-# scanned too.
+# reran failing kernel selftests (check.sh): a peer selftest that passed in
+# one of them is reported as PASS, "flaky across boots"; their consoles
+# and setup are checked as the first boot's, and a failure there of a
+# program of ours (the stress, which a rerun repeats) fails.
 #
-#   usage: verdict.sh RESULTS.log CONSOLE.log BOOT_STATUS BASELINE_RECORDS [RERUN_DIR...]
+#   usage: verdict.sh [-e EXPECTED] RESULTS.log CONSOLE.log BOOT_STATUS BASELINE_RECORDS [RERUN_DIR...]
 set -uo pipefail
+expected=
+if [ "${1:-}" = -e ]; then
+	expected=$2
+	shift 2
+fi
 results=$1 console=$2 boot_status=$3 baseline=$4
 shift 4
 reruns=("$@")
 here=$(dirname "$(realpath "$0")")
 
+# The kernel's own selftests, which we do not own; a new peer suite goes
+# here (and into ktap-run's retries in qemu-boot/init).
+peer_suites=(selftests memfd)
+# Ours, inside a peer suite: never excused, never retried (init's ktap-run -n).
+own_programs=(selftests/test_tmpfs)
+# Our suites that run on the baseline kernel too, and must pass there.
+both_suites=(both)
+
+program() { echo "${1%%: *}"; }	# SUITE/PROG of "SUITE/PROG: SUBTEST"
+peer() {
+	local p s
+	p=$(program "$1")
+	for s in "${own_programs[@]}"; do [ "$p" = "$s" ] && return 1; done
+	for s in "${peer_suites[@]}"; do [[ $p == "$s"/* ]] && return 0; done
+	return 1
+}
+both() {
+	local s
+	for s in "${both_suites[@]}"; do [[ $1 == "$s"/* ]] && return 0; done
+	return 1
+}
+line() { printf '%-5s %s%s\n' "$1" "$2" "${3:+  ($3)}"; }
+pass=0 fail=0 skip=0 known=0
+failed() { line FAIL "$@"; fail=$((fail + 1)); }
+
 records=$(awk -f "$here/ktap-records.awk" "$results")
 declare -A rerun_pass
+rerun_fails=()	# NAME<TAB>REASON
 for dir in "${reruns[@]}"; do
-	while IFS=$'\t' read -r r name _; do
-		[ "$r" = PASS ] && rerun_pass[$name]=$(basename "$dir")
+	while IFS=$'\t' read -r r name why; do
+		if [ "$r" = PASS ]; then
+			rerun_pass[$name]=$(basename "$dir")
+		elif [ "$r" = FAIL ] && ! peer "$name"; then
+			# the stress it repeats, or the harness itself
+			rerun_fails+=("$(basename "$dir"): $name"$'\t'"$why")
+		fi
 	done < <(awk -f "$here/ktap-records.awk" "$dir/results.log")
+	grep -qx '# harness: end' "$dir/results.log" ||
+		rerun_fails+=("$(basename "$dir"): harness: end marker"$'\t'"the guest stopped without it; see $dir/console.log")
 done
-pass=0 fail=0 skip=0 known=0
-peer() { [[ $1 == selftests/* || $1 == memfd/* ]]; }
-line() { printf '%-5s %s%s\n' "$1" "$2" "${3:+  ($3)}"; }
 
-declare -A base
+declare -A base base_prog base_why
 if [ -f "$baseline" ]; then
-	while IFS=$'\t' read -r r name _; do base[$name]=$r; done < "$baseline"
+	while IFS=$'\t' read -r r name why; do
+		base[$name]=$r
+		base_why[$name]=$why
+		base_prog[$(program "$name")]=1
+	done < "$baseline"
 fi
 declare -A seen
 while IFS=$'\t' read -r r name why; do
 	[ -n "$name" ] || continue
 	seen[$name]=1
+	b=${base[$name]:-}
 	case "$r" in
-	PASS) line PASS "$name"; pass=$((pass + 1)) ;;
-	SKIP) line SKIP "$name" "$why"; skip=$((skip + 1)) ;;
+	PASS) line PASS "$name" "$why"; pass=$((pass + 1)) ;;
+	SKIP)
+		if [ "$b" != PASS ]; then
+			line SKIP "$name" "$why"
+			skip=$((skip + 1))
+		elif peer "$name" && [ -n "${rerun_pass[$name]:-}" ]; then
+			line PASS "$name" "flaky across boots: skipped in the first, passed in ${rerun_pass[$name]}"
+			pass=$((pass + 1))
+		elif peer "$name"; then
+			failed "$name" "skipped here${why:+: $why}; PASS on the baseline kernel"
+		else
+			failed "$name" "skipped here${why:+: $why}, passes on the baseline kernel: ours"
+		fi
+		;;
 	FAIL)
-		if peer "$name" && [ "${base[$name]:-}" = FAIL ]; then
+		if peer "$name" && [ "$b" = FAIL ]; then
 			line KNOWN "$name" "fails on the baseline kernel too${why:+; $why}"
 			known=$((known + 1))
 		elif peer "$name" && [ -n "${rerun_pass[$name]:-}" ]; then
 			line PASS "$name" "flaky across boots: failed in the first, passed in ${rerun_pass[$name]}"
 			pass=$((pass + 1))
+		elif peer "$name"; then
+			failed "$name" "${why:+$why; }${b:-not run} on the baseline kernel"
 		else
-			if peer "$name"; then
-				why="${why:+$why; }${base[$name]:-not run} on the baseline kernel"
-			fi
-			line FAIL "$name" "$why"
-			fail=$((fail + 1))
+			failed "$name" "$why"
 		fi
 		;;
 	esac
 done <<< "$records"
 
+for f in "${rerun_fails[@]}"; do
+	failed "${f%%$'\t'*}" "${f#*$'\t'}"
+done
 for name in "${!base[@]}"; do
+	[[ $name == harness:* ]] && continue
 	if [ "${base[$name]}" = PASS ] && [ -z "${seen[$name]:-}" ]; then
-		line FAIL "$name" "passes on the baseline kernel, did not run here"
-		fail=$((fail + 1))
+		failed "$name" "passes on the baseline kernel, did not run here"
+	elif [ "${base[$name]}" = FAIL ] && ! peer "$name"; then
+		failed "$name" "fails on the baseline kernel${base_why[$name]:+ (${base_why[$name]})}: a test of ours must pass there"
 	fi
 done
-
-case "$boot_status" in
-124) line FAIL "harness: watchdog" "the guest did not finish in time; see $console"; fail=$((fail + 1)) ;;
-125) line FAIL "harness: end marker" "the guest stopped without it; see $console"; fail=$((fail + 1)) ;;
-esac
-if [ -z "$records" ]; then
-	line FAIL "harness: no test ran"
-	fail=$((fail + 1))
+# a test of ours for both kernels that did not run on the baseline one
+declare -A both_reported
+if [ -s "$baseline" ]; then
+	for name in "${!seen[@]}"; do
+		p=$(program "$name")
+		if both "$p" && [ -z "${base_prog[$p]:-}" ] && [ -z "${both_reported[$p]:-}" ]; then
+			both_reported[$p]=1
+			failed "$p" "did not run on the baseline kernel"
+		fi
+	done
 fi
 
-pattern='WARNING:|BUG:|kernel BUG|Oops|general protection fault|KASAN|UBSAN'
-pattern+='|possible circular locking|possible recursive locking|inconsistent lock state'
-pattern+='|DEBUG_LOCKS_WARN|list_add corruption|list_del corruption|kmemleak: [0-9]+ new suspected'
-pattern+='|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu_sched self-detected stall'
-pattern+='|page_counter underflow'
+# the programs that reported, against those the host put in
+declare -A ran
+while read -r p; do ran[$p]=1; done < <(sed -nE 's/\r$//; s/^(not )?ok [0-9]+ ([^ ]+).*/\2/p' "$results")
+if [ -n "$expected" ]; then
+	while read -r p; do
+		[ -n "$p" ] && [ -z "${ran[$p]:-}" ] &&
+			failed "$p" "did not report: missing from the initramfs, or never run"
+	done < "$expected"
+fi
+
+case "$boot_status" in
+0) ;;
+124) failed "harness: watchdog" "the guest did not finish in time; see $console" ;;
+125) failed "harness: end marker" "the guest stopped without it; see $console" ;;
+1) grep -qE '^not ok [0-9]+ ' "$results" ||
+	failed "harness: runner status 1" "no program failed; see $results" ;;
+*) failed "harness: runner status $boot_status" "see $results" ;;
+esac
+if [ -z "$records" ]; then
+	failed "harness: no test ran"
+fi
 while IFS= read -r l; do
-	line FAIL "console" "$l"
-	fail=$((fail + 1))
+	failed "harness: setup failed" "${l#*# harness: setup failed: }"
+done < <(for r in "$results" "${reruns[@]/%//results.log}"; do
+	sed 's/\r$//' "$r" | grep -a '^# harness: setup failed: '; done)
+# the baseline kernel's run excuses nothing when its own setup failed
+if [ -f "$baseline" ] && [ -f "$(dirname "$baseline")/results.log" ]; then
+	while IFS= read -r l; do
+		failed "baseline: harness: setup failed" "${l#*# harness: setup failed: }"
+	done < <(sed 's/\r$//' "$(dirname "$baseline")/results.log" | grep -a '^# harness: setup failed: ')
+fi
+
+# console reports: KIND PROGRAM LINE (scripts/console-reports.awk)
+declare -A base_kinds
+base_console=$(dirname "$baseline")/console.log
+if [ -f "$baseline" ] && [ -f "$base_console" ]; then
+	while IFS=$'\t' read -r kind prog _; do
+		base_kinds[$prog/$kind]=1
+	done < <(awk -f "$here/console-reports.awk" "$base_console")
+fi
+# A report is a line of its own (a warning's lines differ); an OOM kill,
+# a stall or a hung task prints several: one line per program and kind,
+# with the first and a count.
+declare -A excused first count
+order=()
+while IFS=$'\t' read -r kind prog l; do
+	case "$kind" in
+	oom|"rcu stall"|"hung task")
+		if [ "$prog" != - ] && peer "$prog" && [ -n "${base_kinds[$prog/$kind]:-}" ]; then
+			excused[$prog/$kind]=$(( ${excused[$prog/$kind]:-0} + 1 ))
+			continue
+		fi
+		key=$prog/$kind
+		[ -n "${count[$key]:-}" ] || { order+=("$key"); first[$key]=$l; }
+		count[$key]=$(( ${count[$key]:-0} + 1 ))
+		continue
+		;;
+	esac
+	order+=("$prog/$kind/${#order[@]}")
+	first[$prog/$kind/$((${#order[@]} - 1))]=$l
 done < <(for c in "$console" "${reruns[@]/%//console.log}"; do
-	grep -aE "$pattern" "$c"; done | head -n 20)
+	[ -f "$c" ] && awk -f "$here/console-reports.awk" "$c"; done)
+shown=0 more=0
+for key in "${order[@]}"; do
+	[ $shown -lt 20 ] || { more=$((more + 1)); continue; }
+	shown=$((shown + 1))
+	if [ -n "${count[$key]:-}" ]; then	# PROG/KIND
+		prog=${key%/*} kind=${key##*/} l=${first[$key]}
+		n=${count[$key]}
+		[ "$n" -eq 1 ] || l="$n lines, the first: $l"
+		l="$kind: $l"
+	else	# PROG/KIND/N
+		prog=${key%/*} prog=${prog%/*} kind=${key%/*} kind=${kind##*/} l=${first[$key]}
+		[ "$kind" = report ] || l="$kind: $l"
+	fi
+	what=console
+	[ "$prog" = - ] || what="console during $prog"
+	failed "$what" "$l"
+done
+if [ $more -gt 0 ]; then
+	failed "console" "$more more reports; see $console"
+fi
+for k in "${!excused[@]}"; do
+	echo "(console: ${excused[$k]} ${k##*/} lines during ${k%/*}, as on the baseline kernel)"
+done
 
 if [ $known -gt 0 ]; then
 	echo "($known of the skipped are KNOWN: kernel selftests failing on the baseline kernel too)"

@@ -1,5 +1,6 @@
 # Sourced by the shell tests of make check-integration (test_cgtools,
-# test_crun, qemu-boot/systemd/test_tmpfsmax): KTAP results and checks.
+# test_crun, qemu-boot/systemd/test_tmpfsmax) and make check's nomemcg boot
+# (qemu-boot/suites/nomemcg): KTAP results and checks.
 n=0 failed=0
 # plan N: the KTAP header for N results
 plan() {
