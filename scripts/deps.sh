@@ -12,6 +12,8 @@ packages=(
 	cgroup-tools libcgroup-dev
 	crun debootstrap		# make check-integration
 	gnuplot-nox		# make bench's chart
+	stress-ng		# the peer suite stress-ng/ (carried with its libraries)
+	libcap-dev		# libcap.a for the mm selftest memfd_secret
 )
 missing=()
 for p in "${packages[@]}"; do
