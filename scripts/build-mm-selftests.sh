@@ -7,8 +7,8 @@
 # (test modules), migration and ksm_tests (libnuma, NUMA), protection_keys,
 # va_high_addr_switch, virtual_address_range, transhuge-stress (runs until
 # killed), compaction_test, on-fault-limit, thuge-gen.
-# -O2 as upstream's mm Makefile, without its warnings (not our code); its
-# local_config.h (liburing) is left empty.
+# -O2 as upstream's mm Makefile, without its warnings (not our code); cow
+# and gup_longterm with liburing (their io_uring fixed-buffer pins).
 #   usage: build-mm-selftests.sh TREE KHDR OUTDIR
 set -euo pipefail
 tree=$(realpath "$1") khdr=$(realpath "$2")
@@ -20,30 +20,33 @@ progs=(madv_populate mremap_test mremap_dontunmap khugepaged split_huge_page_tes
 	gup_longterm map_populate map_fixed_noreplace mlock2-tests mrelease_test
 	droppable mseal_test seal_elf mdwe_test pagemap_ioctl soft-dirty)
 
-# the empty local_config.h, outside OUTDIR (which goes into the guest)
+# local_config.h (upstream's check_config.sh writes it), outside OUTDIR
 inc=$(mktemp -d)
 trap 'rm -rf "$inc"' EXIT
-: > "$inc/local_config.h"
+echo "#define LOCAL_CONFIG_HAVE_LIBURING 1" > "$inc/local_config.h"	# liburing-dev
 rm -f "$out/local_config.h"
 built=0
 for p in "${progs[@]}"; do
-	srcs=("$dir/$p.c" "$dir/vm_util.c" "$dir/thp_settings.c")
+	srcs=("$p.c" vm_util.c thp_settings.c)
 	extra=()
 	case $p in
-	uffd-*) srcs+=("$dir/uffd-common.c") ;;
+	uffd-*) srcs+=(uffd-common.c) ;;
+	cow|gup_longterm) extra=(-luring) ;;
 	memfd_secret) extra=(-lcap) ;;
 	khugepaged) extra=(-include kselftest.h) ;;	# it uses KSFT_SKIP without including it
 	esac
 	prog=$out/$p
 	fresh=1
 	[ -f "$prog" ] || fresh=0
-	for dep in "${srcs[@]}" "$dir"/*.h "$khdr"; do
+	for dep in "${srcs[@]/#/$dir/}" "$dir"/*.h "$khdr"; do
 		[ $fresh = 1 ] && [ "$dep" -nt "$prog" ] && fresh=0
 	done
 	[ $fresh = 1 ] && continue
-	gcc -O2 -w -s -static -pthread -U_FORTIFY_SOURCE -I"$inc" -I"$tree" \
+	# from the tree's directory, as upstream: __FILE__ names a file in
+	# the working directory (gup_longterm's "local tmpfile")
+	(cd "$dir" && gcc -O2 -w -s -static -pthread -U_FORTIFY_SOURCE -I"$inc" -I"$tree" \
 		-I"$tree/tools/testing/selftests" -isystem "$khdr" -isystem "$tree/tools/include/uapi" \
-		-o "$prog" "${srcs[@]}" "${extra[@]}" -lrt -lpthread -lm
+		-o "$prog" "${srcs[@]}" "${extra[@]}" -lrt -lpthread -lm)
 	built=$((built + 1))
 done
 [ $built -eq 0 ] || echo "selftests: built $built mm programs into $out"

@@ -13,7 +13,7 @@ packages=(
 	crun debootstrap		# make check-integration
 	gnuplot-nox		# make bench's chart
 	stress-ng		# the peer suite stress-ng/ (carried with its libraries)
-	libcap-dev		# libcap.a for the mm selftest memfd_secret
+	libcap-dev liburing-dev	# libcap.a, liburing.a for the mm selftests
 )
 missing=()
 for p in "${packages[@]}"; do
