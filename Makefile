@@ -143,6 +143,8 @@ guest-programs: kernel
 		KSRC=$(abspath $(TREE)) KHDR=$(abspath $(KOUT)/usr/include)
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/selftests
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/memfd memfd
+	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/cgroup-tmpfs cgroup-tmpfs
+	@scripts/build-mm-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/mm
 
 $(INITRAMFS)/base.cpio: guest-programs FORCE
 	@mkdir -p $(INITRAMFS)
@@ -156,7 +158,15 @@ $(INITRAMFS)/base.cpio: guest-programs FORCE
 		$(GUEST)/both:/opt/both \
 		qemu-boot/suites/stress:/opt/stress \
 		qemu-boot/suites/stress-faults:/opt/stress-faults \
-		qemu-boot/suites/leaks:/opt/leaks
+		qemu-boot/suites/leaks:/opt/leaks \
+		qemu-boot/suites/cgroup-tmpfs:/opt/cgroup-tmpfs \
+		$(GUEST)/cgroup-tmpfs:/opt/cgroup-tmpfs \
+		qemu-boot/suites/cgroup-tmpfs-quick:/opt/cgroup-tmpfs-quick \
+		qemu-boot/suites/mm:/opt/mm \
+		$(GUEST)/mm:/opt/mm/bin \
+		qemu-boot/suites/mm-quick:/opt/mm-quick \
+		qemu-boot/suites/stress-ng:/opt/stress-ng \
+		+$$(command -v stress-ng):/usr/bin/stress-ng
 
 $(INITRAMFS)/cgroup-tests.cpio: guest-programs FORCE
 	@mkdir -p $(INITRAMFS)

@@ -2,7 +2,8 @@
 # The verdict of a `make check` run: one line per test, then
 # "N passed, N failed, N skipped". Exits 1 on any failure.
 #
-# A failed kernel selftest (the peer suites: selftests/ for cgroup, memfd/)
+# A failed kernel selftest (the peer suites: selftests/ for cgroup, memfd/,
+# mm/, cgroup-tmpfs/, and stress-ng/)
 # counts as failed unless it fails on the baseline (unpatched) kernel too: then it is reported as KNOWN and counted as
 # skipped, since it says nothing about the series. A selftest that passes
 # on the baseline and is missing from the patched run fails. The boot's
@@ -30,7 +31,9 @@ for dir in "${reruns[@]}"; do
 	done < <(awk -f "$here/ktap-records.awk" "$dir/results.log")
 done
 pass=0 fail=0 skip=0 known=0
-peer() { [[ $1 == selftests/* || $1 == memfd/* ]]; }
+# the peer suites: the kernel's cgroup, memfd and mm selftests, the cgroup
+# selftests with their cwd on a tmpfs, stress-ng's stressors
+peer() { [[ $1 =~ ^(selftests|memfd|mm|cgroup-tmpfs|stress-ng)/ ]]; }
 line() { printf '%-5s %s%s\n' "$1" "$2" "${3:+  ($3)}"; }
 
 declare -A base
