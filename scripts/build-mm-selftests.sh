@@ -2,7 +2,7 @@
 # Build the kernel's mm selftests that the guest's suite mm runs
 # (qemu-boot/suites/mm), statically from the unpacked tree against the
 # kernel's uapi headers, into OUTDIR (nothing is written into the tree).
-# Only programs whose sources changed are rebuilt. Left out: the hugetlb
+# Only programs whose sources (or this script) changed are rebuilt. Left out: the hugetlb
 # tests (no hugetlbfs reservations in the guest), hmm-tests and gup_test
 # (test modules), migration and ksm_tests (libnuma, NUMA), protection_keys,
 # va_high_addr_switch, virtual_address_range, transhuge-stress (runs until
@@ -38,7 +38,7 @@ for p in "${progs[@]}"; do
 	prog=$out/$p
 	fresh=1
 	[ -f "$prog" ] || fresh=0
-	for dep in "${srcs[@]/#/$dir/}" "$dir"/*.h "$khdr"; do
+	for dep in "${srcs[@]/#/$dir/}" "$dir"/*.h "$khdr" "$0"; do	# and this script's flags
 		[ $fresh = 1 ] && [ "$dep" -nt "$prog" ] && fresh=0
 	done
 	[ $fresh = 1 ] && continue
