@@ -211,7 +211,7 @@ initramfs: $(INITRAMFS)/tests.cpio
 # The kernel's cgroup selftests on the baseline kernel, redone only when
 # that kernel or the guest's base archive changes.
 $(RUNS)/baseline/records.tsv: $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio qemu-boot/boot.sh scripts/ktap-records.awk
-	@echo "baseline: running the kernel's cgroup selftests on the baseline kernel (about 3 minutes)"
+	@echo "baseline: running the kernel's cgroup selftests and the peer suites on the baseline kernel (about 7 minutes)"
 	@qemu-boot/boot.sh --kernel $(BASE_BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
 		--mode selftests --logdir $(RUNS)/baseline --timeout $(WATCHDOG) >/dev/null; \
 	status=$$?; \
@@ -224,7 +224,7 @@ baseline-selftests: $(RUNS)/baseline/records.tsv
 
 # The peer suites (cgroup and memfd selftests) on the baseline debug kernel.
 $(RUNS)/baseline-debug/records.tsv: $(BASE_DEBUG_BZIMAGE) $(INITRAMFS)/base.cpio qemu-boot/boot.sh scripts/ktap-records.awk
-	@echo "baseline-debug: the cgroup and memfd selftests on the baseline debug kernel (about 10 minutes)"
+	@echo "baseline-debug: the peer suites on the baseline debug kernel (the cgroup, memfd and mm selftests, stress-ng, the cgroup selftests on a tmpfs)"
 	@qemu-boot/boot.sh --kernel $(BASE_DEBUG_BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
 		--mode peers --logdir $(RUNS)/baseline-debug --timeout $(DEBUG_WATCHDOG) >/dev/null; \
 	status=$$?; \
