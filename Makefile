@@ -143,6 +143,8 @@ guest-programs: kernel
 		KSRC=$(abspath $(TREE)) KHDR=$(abspath $(KOUT)/usr/include)
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/selftests
 	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/memfd memfd
+	@scripts/build-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/cgroup-tmpfs cgroup-tmpfs
+	@scripts/build-mm-selftests.sh $(TREE) $(KOUT)/usr/include $(GUEST)/mm
 
 $(INITRAMFS)/base.cpio: guest-programs FORCE
 	@mkdir -p $(INITRAMFS)
@@ -158,7 +160,15 @@ $(INITRAMFS)/base.cpio: guest-programs FORCE
 		qemu-boot/suites/stress-faults:/opt/stress-faults \
 		qemu-boot/suites/leaks:/opt/leaks \
 		qemu-boot/suites/nomemcg:/opt/nomemcg \
-		qemu-boot/suites/integration/ktap.sh:/opt/nomemcg/ktap.sh
+		qemu-boot/suites/integration/ktap.sh:/opt/nomemcg/ktap.sh \
+		qemu-boot/suites/cgroup-tmpfs:/opt/cgroup-tmpfs \
+		$(GUEST)/cgroup-tmpfs:/opt/cgroup-tmpfs \
+		qemu-boot/suites/cgroup-tmpfs-quick:/opt/cgroup-tmpfs-quick \
+		qemu-boot/suites/mm:/opt/mm \
+		$(GUEST)/mm:/opt/mm/bin \
+		qemu-boot/suites/mm-quick:/opt/mm-quick \
+		qemu-boot/suites/stress-ng:/opt/stress-ng \
+		+$$(command -v stress-ng):/usr/bin/stress-ng
 
 $(INITRAMFS)/cgroup-tests.cpio: guest-programs FORCE
 	@mkdir -p $(INITRAMFS)
@@ -203,7 +213,7 @@ initramfs: $(INITRAMFS)/tests.cpio
 # The kernel's cgroup selftests on the baseline kernel, redone only when
 # that kernel or the guest's base archive changes.
 $(RUNS)/baseline/records.tsv: $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio qemu-boot/boot.sh scripts/ktap-records.awk
-	@echo "baseline: running the kernel's cgroup selftests on the baseline kernel (about 3 minutes)"
+	@echo "baseline: running the kernel's cgroup selftests and the peer suites on the baseline kernel (about 7 minutes)"
 	@qemu-boot/boot.sh --kernel $(BASE_BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
 		--mode selftests --logdir $(RUNS)/baseline --timeout $(WATCHDOG) >/dev/null; \
 	status=$$?; \
@@ -216,7 +226,7 @@ baseline-selftests: $(RUNS)/baseline/records.tsv
 
 # The peer suites (cgroup and memfd selftests) on the baseline debug kernel.
 $(RUNS)/baseline-debug/records.tsv: $(BASE_DEBUG_BZIMAGE) $(INITRAMFS)/base.cpio qemu-boot/boot.sh scripts/ktap-records.awk
-	@echo "baseline-debug: the cgroup and memfd selftests on the baseline debug kernel (about 10 minutes)"
+	@echo "baseline-debug: the peer suites on the baseline debug kernel (the cgroup, memfd and mm selftests, stress-ng, the cgroup selftests on a tmpfs)"
 	@qemu-boot/boot.sh --kernel $(BASE_DEBUG_BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
 		--mode peers --logdir $(RUNS)/baseline-debug --timeout $(DEBUG_WATCHDOG) >/dev/null; \
 	status=$$?; \
@@ -230,10 +240,12 @@ $(RUNS)/baseline-debug/records.tsv: $(BASE_DEBUG_BZIMAGE) $(INITRAMFS)/base.cpio
 # initramfs); check.sh's EXPECT. A suite added to a mode of
 # qemu-boot/init goes here too.
 CHECK_EXPECT := cgroup-tests:$(GUEST)/cgroup-tests both:$(GUEST)/both stress:qemu-boot/suites/stress \
-	selftests:$(GUEST)/selftests
+	selftests:$(GUEST)/selftests cgroup-tmpfs:qemu-boot/suites/cgroup-tmpfs-quick \
+	mm:qemu-boot/suites/mm-quick stress-ng:qemu-boot/suites/stress-ng
 DEBUG_EXPECT := cgroup-tests:$(GUEST)/cgroup-tests both:$(GUEST)/both stress:qemu-boot/suites/stress \
 	$(if $(filter 0,$(FAULTS)),,stress:qemu-boot/suites/stress-faults) \
-	$(if $(filter 0,$(PEERS)),,selftests:$(GUEST)/selftests memfd:$(GUEST)/memfd) \
+	$(if $(filter 0,$(PEERS)),,selftests:$(GUEST)/selftests memfd:$(GUEST)/memfd \
+		cgroup-tmpfs:$(GUEST)/cgroup-tmpfs mm:qemu-boot/suites/mm stress-ng:qemu-boot/suites/stress-ng) \
 	leaks:qemu-boot/suites/leaks
 
 # the suites, then a small boot with cgroup_disable=memory (the patched

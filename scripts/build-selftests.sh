@@ -6,8 +6,12 @@
 #   memfd:  tools/testing/selftests/memfd/memfd_test.c, as test_memfd (its
 #           fuse_test needs libfuse and FUSE, and run_hugetlbfs_test.sh
 #           hugetlbfs: neither is in the guest)
+#   cgroup-tmpfs: builds nothing; a link test_NAME -> on-tmpfs for each
+#           cgroup program, the suite cgroup-tmpfs/ that runs them again
+#           with their working directory on a tmpfs
+#           (qemu-boot/suites/cgroup-tmpfs/on-tmpfs)
 # No -O2, as upstream's Makefiles: gcc would fold the tests' allocations away.
-#   usage: build-selftests.sh TREE KHDR OUTDIR [cgroup|memfd]
+#   usage: build-selftests.sh TREE KHDR OUTDIR [cgroup|memfd|cgroup-tmpfs]
 set -euo pipefail
 tree=$(realpath "$1") khdr=$(realpath "$2")
 mkdir -p "$3"
@@ -23,6 +27,13 @@ if [ "$suite" = memfd ]; then
 			-o "$prog" "$dir/memfd_test.c" "$dir/common.c"
 		echo "selftests: built test_memfd into $out"
 	fi
+	exit 0
+fi
+if [ "$suite" = cgroup-tmpfs ]; then
+	rm -f "$out"/test_*
+	for src in "$tree"/tools/testing/selftests/cgroup/test_*.c; do
+		ln -s on-tmpfs "$out/$(basename "$src" .c)"
+	done
 	exit 0
 fi
 [ "$suite" = cgroup ] || { echo "build-selftests: unknown suite '$suite'" >&2; exit 2; }

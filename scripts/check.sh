@@ -25,7 +25,9 @@ if [ -n "${EXPECT:-}" ]; then
 		suite=${spec%%:*} path=${spec#*:}
 		if [ -d "$path" ]; then
 			for f in "$path"/test_*; do
-				[ -f "$f" ] && [ -x "$f" ] && echo "$suite/$(basename "$f")"
+				# a program, or a link to one at its guest path
+				{ [ -L "$f" ] || { [ -f "$f" ] && [ -x "$f" ]; }; } &&
+					echo "$suite/$(basename "$f")"
 			done
 		else
 			[ -x "$path" ] || echo "check: $path (suite $suite) is not on the host" >&2

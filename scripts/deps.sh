@@ -12,6 +12,8 @@ packages=(
 	cgroup-tools libcgroup-dev
 	crun debootstrap		# make check-integration
 	gnuplot-nox		# make bench's chart
+	stress-ng		# the peer suite stress-ng/ (carried with its libraries)
+	libcap-dev liburing-dev	# libcap.a, liburing.a for the mm selftests
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The peer suites (the kernel's cgroup and memfd selftests, without our
-# own test_tmpfs), subtest by subtest: the baseline kernel's result beside
+# The peer suites (the kernel's cgroup, memfd and mm selftests, the cgroup
+# selftests on a tmpfs, stress-ng's stressors; without our own
+# test_tmpfs), subtest by subtest: the baseline kernel's result beside
 # the patched kernel's, then a count of each pair. A later boot's PASS
 # (check.sh's reruns) counts.
 #   usage: peer-table.sh BASELINE_RECORDS RESULTS.log [RERUN_DIR...]
@@ -16,8 +17,8 @@ here=$(dirname "$(realpath "$0")")
 			awk -F'\t' '$1 == "PASS" { print "R\t" $1 "\t" $2 }'
 	done
 } | awk -F'\t' '
-$3 !~ /^(selftests|memfd)\// { next }
-$3 ~ /^selftests\/test_tmpfs(:|$)/ { next }	# ours (own_programs in verdict.sh)
+$3 !~ /^(selftests|memfd|mm|cgroup-tmpfs|stress-ng)\// { next }
+$3 ~ /^(selftests|cgroup-tmpfs)\/test_tmpfs(:|$)/ { next }	# ours (own_programs in verdict.sh)
 $1 == "B" { b[$3] = $2; names[$3] = 1 }
 $1 == "P" { p[$3] = $2; names[$3] = 1 }
 $1 == "R" { r[$3] = 1 }

@@ -2,13 +2,16 @@
 # The verdict of a `make check` run: one line per test, then
 # "N passed, N failed, N skipped". Exits 1 on any failure.
 #
-# Suites: the peer suites are the kernel's own selftests, which we do not
-# own (selftests/ for cgroup, memfd/). A failed peer subtest counts as
+# Suites: the peer suites are the kernel's own selftests and stress-ng,
+# which we do not own (selftests/ for cgroup, memfd/, mm/, cgroup-tmpfs/
+# (the cgroup selftests with their cwd on a tmpfs), stress-ng/). A failed peer subtest counts as
 # failed unless it fails on the baseline (unpatched) kernel too, in all
 # its runs there or in some (flaky there: test_kmem_basic passes about 1
 # run in 6 on either kernel under TCG with 2 CPUs): then it is reported
-# as KNOWN and counted as skipped, since it says nothing about the series. Every other suite is ours (cgroup-tests/, stress/, both/,
-# ...), and so is selftests/test_tmpfs, the series' own selftest: their
+# as KNOWN and counted as skipped, since it says nothing about the
+# series. Every other suite is ours (cgroup-tests/, stress/, both/, ...),
+# and so is test_tmpfs, the series' own selftest (in selftests/ and
+# cgroup-tmpfs/): their
 # failures are never excused, and a test of ours that runs on the
 # baseline kernel too (both/, test_tmpfs) and fails there fails here.
 #
@@ -53,9 +56,9 @@ here=$(dirname "$(realpath "$0")")
 
 # The kernel's own selftests, which we do not own; a new peer suite goes
 # here (and into ktap-run's retries in qemu-boot/init).
-peer_suites=(selftests memfd)
+peer_suites=(selftests memfd mm cgroup-tmpfs stress-ng)
 # Ours, inside a peer suite: never excused, never retried (init's ktap-run -n).
-own_programs=(selftests/test_tmpfs)
+own_programs=(selftests/test_tmpfs cgroup-tmpfs/test_tmpfs)
 # Our suites that run on the baseline kernel too, and must pass there.
 both_suites=(both)
 
