@@ -72,7 +72,12 @@ if [ "$initrd" = - ]; then
 	cmdline="root=/dev/vda rw $cmdline"
 	initrd_args=()
 fi
-qemu=(qemu-system-x86_64 -accel "$accel" "${icount[@]}" "${plugin[@]}" -cpu max -smp "$smp" -m 1G
+# -machine q35: its ACPI tables route PCI interrupts from static packages.
+# The default i440fx machine's _PRT builds them in an AML While loop that
+# a debug kernel (KASAN, lockdep) under TCG ran for 21 s of its 30-second
+# limit, and past it on a loaded host: virtio-blk then had no interrupt
+# and the first read of the scratch disk hung.
+qemu=(qemu-system-x86_64 -accel "$accel" "${icount[@]}" "${plugin[@]}" -machine q35 -cpu max -smp "$smp" -m 1G
 	-nodefaults -no-reboot -display none
 	-kernel "$kernel" "${initrd_args[@]}" -append "$cmdline"
 	-drive "$drive")
