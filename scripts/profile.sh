@@ -19,7 +19,7 @@ out=$(realpath "$out")
 
 # qemu-plugin.h of the QEMU that runs the guests
 src_version=$(dpkg-query -W -f='${source:Version}' qemu-system-x86)
-header=$(find "$out/qemu-src" -path '*/include/qemu/qemu-plugin.h' 2>/dev/null | sed -n 1p)
+header=$( { find "$out/qemu-src" -path '*/include/qemu/qemu-plugin.h' 2>/dev/null || true; } | sed -n 1p)
 if [ -z "$header" ] || ! grep -qxF "$src_version" "$out/qemu-src/version" 2>/dev/null; then
 	"$here/deb-src.sh" qemu profile
 	echo "profile: downloading the source of qemu $src_version (23 MB)"
