@@ -28,7 +28,7 @@ static int body_write_unlink(const char *cgroup, void *arg)
 	const struct ctx *c = arg;
 
 	STEP(write_file(c->path, LEN), pages_of(LEN));
-	if (expect_long(cgroup, "memory.tmpfs.peak", pages_of(LEN), "peak"))
+	if (expect_peak(cgroup, pages_of(LEN), -1, "peak"))
 		return -1;
 	STEP(unlink(c->path), 0);
 	return 0;
@@ -196,13 +196,8 @@ static int do_op(const char *cg, const char *path, long off, long len,
 
 static int expect_fd(int fd, long want, const char *when)
 {
-	long got = cg_read_long_fd(fd);
-
-	if (got == want)
-		return 0;
-	ksft_print_msg("%s: memory.tmpfs.peak fd reads %ld, expected %ld\n",
-		       when, got, want);
-	return -1;
+	return expect_peak_value(cg_read_long_fd(fd), want, -1,
+				 "memory.tmpfs.peak fd", when);
 }
 
 /*
@@ -221,7 +216,7 @@ static int test_peak_reset(const char *root)
 	cg = s.cg;
 	if (do_op(cg, path, 0, 2 * MiB, 512 * KiB) ||
 	    expect_tmpfs(cg, 512 * KiB, "2M written, truncated to 512K") ||
-	    expect_long(cg, "memory.tmpfs.peak", 2 * MiB, "global peak"))
+	    expect_peak(cg, 2 * MiB, -1, "global peak"))
 		goto cleanup;
 
 	peak = cg_control(cg, "memory.tmpfs.peak");
@@ -242,7 +237,7 @@ static int test_peak_reset(const char *root)
 		goto cleanup;
 	if (unlink(path) || expect_tmpfs(cg, 0, "unlinked") ||
 	    expect_fd(reset_fd, 1 * MiB, "reset fd, after unlink") ||
-	    expect_long(s.parent, "memory.tmpfs.peak", 2 * MiB, "parent peak"))
+	    expect_peak(s.parent, 2 * MiB, -1, "parent peak"))
 		goto cleanup;
 	ret = KSFT_PASS;
 cleanup:
@@ -586,7 +581,7 @@ static int body_huge(const char *cgroup, void *arg)
 
 	snprintf(path, sizeof(path), "%s/huge", dir);
 	STEP(write_file(path, 4 * MiB), 4 * MiB);
-	if (expect_long(cgroup, "memory.tmpfs.peak", 4 * MiB, "huge peak"))
+	if (expect_peak(cgroup, 4 * MiB, -1, "huge peak"))
 		return -1;
 	STEP(unlink(path), 0);
 

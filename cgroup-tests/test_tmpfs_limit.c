@@ -111,7 +111,7 @@ static int test_write_edquot(const char *root)
 	if (cg_run(s.cg, body_write_over, (void *)path))
 		goto out;
 	if (expect_tmpfs(s.cg, 1 * MiB, "after EDQUOT") ||
-	    expect_long(s.cg, "memory.tmpfs.peak", 1 * MiB, "peak") ||
+	    expect_peak(s.cg, 1 * MiB, 1 * MiB, "peak") ||
 	    check_limit_invariants(s.cg, "after EDQUOT") ||
 	    expect_events(s.cg, 2, 2, "cgroup") ||
 	    expect_events(s.parent, 2, 2, "parent, propagated"))
@@ -893,7 +893,7 @@ static int test_huge_limit(const char *root)
 	if (write_as(s.cg, path, 0, 4 * MiB, 3 * MiB) ||
 	    expect_tmpfs(s.cg, 3 * MiB, "huge=always at a 3M limit") ||
 	    check_limit_invariants(s.cg, "huge") ||
-	    expect_long(s.cg, "memory.tmpfs.peak", 3 * MiB, "peak") ||
+	    expect_peak(s.cg, 3 * MiB, 3 * MiB, "peak") ||
 	    expect_events(s.cg, 1, 1, "huge: one failure, no fallback counted"))
 		goto out;
 	if (cg_read_key_long(s.cg, "memory.stat", "shmem_thp ") != 2 * MiB) {

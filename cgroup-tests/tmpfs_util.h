@@ -58,6 +58,38 @@ static inline int expect_long(const char *cg, const char *file, long want,
 	return -1;
 }
 
+/*
+ * memory.tmpfs.peak may count the pages CPUs charged ahead of use: at most
+ * 64 a CPU above the data's own peak, and never above a limit set before
+ * (spec, "Cost and exactness"). GOT, read from FILE, against the data's
+ * peak WANT and LIMIT (-1: none).
+ */
+#define TMPFS_BATCH_PAGES 64
+static inline int expect_peak_value(long got, long want, long limit,
+				    const char *file, const char *when)
+{
+	long hi = want + TMPFS_BATCH_PAGES * sysconf(_SC_NPROCESSORS_ONLN) *
+		  page_size;
+
+	if (limit >= 0 && hi > limit)
+		hi = limit;
+	if (got >= want && got <= hi)
+		return 0;
+	ksft_print_msg("%s: %s is %ld, expected the data's peak %ld plus at most 64 pages a CPU charged ahead of use, up to %ld\n",
+		       when, file, got, want, hi);
+	return -1;
+}
+
+static inline int expect_peak(const char *cg, long want, long limit,
+			      const char *when)
+{
+	char file[PATH_MAX];
+
+	snprintf(file, sizeof(file), "%s/memory.tmpfs.peak", cg);
+	return expect_peak_value(cg_read_long(cg, "memory.tmpfs.peak"), want,
+				 limit, file, when);
+}
+
 static inline int expect_tmpfs(const char *cg, long want, const char *when)
 {
 	return expect_long(cg, "memory.tmpfs.current", want, when);
