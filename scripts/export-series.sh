@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate patches/ from the kernel tree's commits base..work: one
-# git format-patch file per commit, the cover letter 0000-cover-letter.patch
+# git format-patch file per commit (subject prefix [PATCH vN] from
+# patches/version), the cover letter 0000-cover-letter.patch
 # with the subject (first line) and text of patches/cover-letter.txt, and
 # patches/series listing the patches in order.
 #   usage: export-series.sh TREE PATCHDIR
@@ -17,7 +18,13 @@ n=$(git -C "$tree" rev-list --count base..work)
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-git -C "$tree" format-patch -q --cover-letter -o "$out" base..work
+# patches/version: the series' version, v1 when absent ([PATCH v2 n/m])
+version=1
+[ -f "$patchdir/version" ] && version=$(tr -d ' \n' < "$patchdir/version")
+[[ $version =~ ^[0-9]+$ ]] || { echo "export-series: $patchdir/version must be a number" >&2; exit 1; }
+prefix=PATCH
+[ "$version" -gt 1 ] && prefix="PATCH v$version"
+git -C "$tree" format-patch -q --cover-letter --subject-prefix="$prefix" -o "$out" base..work
 subject=$(head -n 1 "$cover")
 python3 - "$out/0000-cover-letter.patch" "$cover" "$subject" <<'PY'
 import sys
