@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-CPU batched charge of memory.tmpfs (../shared/spec/memory-tmpfs.md,
+ * "Cost and exactness"), on a guest with 2 CPUs: a CPU may charge up to 64
+ * pages ahead of use, yet the limit stays exact (EDQUOT only when the data
+ * plus the allocation would exceed it), memory.tmpfs.current excludes the
+ * pages charged ahead, peak stays within its bound, and lowering max,
+ * removing a cgroup and taking a CPU offline return those pages.
+ *
+ * What a CPU holds ahead of use is seen through memory.tmpfs.peak: a
+ * write to it resets the watermark seen through that file descriptor to
+ * the page_counter's usage, which includes the pages charged ahead.
+ */
+#include "tmpfs_util.h"
+
+#define BATCH 64	/* MEMCG_CHARGE_BATCH */
+
+static int nr_cpus;
+
+static int pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		ksft_print_msg("sched_setaffinity(cpu %d): %s\n", cpu, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The usage, pages charged ahead of use included: reset peak, read it. */
+static long usage_with_stocks(const char *cg)
+{
+	char buf[64];
+	ssize_t n;
+	long val;
+	int fd = open(cg_control(cg, "memory.tmpfs.peak"), O_RDWR);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, "reset\n", 6) != 6) {
+		close(fd);
+		return -1;
+	}
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	val = atol(buf);
+	return val;
+}
+
+static long events_of(const char *cg, const char *key)
+{
+	return cg_read_key_long(cg, "memory.tmpfs.events", key);
+}
+
+static int expect_events(const char *cg, long max, long fail, const char *when)
+{
+	long got_max = events_of(cg, "max "), got_fail = events_of(cg, "fail ");
+
+	if (got_max == max && got_fail == fail)
+		return 0;
+	ksft_print_msg("%s: %s memory.tmpfs.events max %ld fail %ld, expected %ld and %ld\n",
+		       when, cg, got_max, got_fail, max, fail);
+	return -1;
+}
+
+/*
+ * A worker: a process in cgroup CG on CPU, which appends one page to its
+ * file PATH per token read from its command pipe and answers with the
+ * pwrite's result (bytes, or -errno); it unlinks the file on a 'u' token
+ * and exits on EOF.
+ */
+struct worker {
+	pid_t pid;
+	int cmd, res;
+};
+
+static int worker_start(struct worker *w, const char *cg, int cpu,
+			const char *path)
+{
+	int cmd[2], res[2];
+
+	if (pipe(cmd) || pipe(res))
+		return -1;
+	w->pid = fork();
+	if (w->pid < 0)
+		return -1;
+	if (!w->pid) {
+		static char page[65536];
+		long off = 0, r;
+		char c;
+		int fd;
+
+		/*
+		 * Only its own pipe ends: another worker's command pipe kept
+		 * open here would never see EOF when that worker is stopped.
+		 */
+		for (fd = 3; fd < 1024; fd++)
+			if (fd != cmd[0] && fd != res[1])
+				close(fd);
+		memset(page, 0x5a, sizeof(page));
+		if (cg_enter_current(cg) || pin_cpu(cpu))
+			_exit(1);
+		fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+		if (fd < 0)
+			_exit(1);
+		while (read(cmd[0], &c, 1) == 1) {
+			if (c == 'u') {
+				close(fd);
+				r = unlink(path) ? -errno : 0;
+				fd = -1;
+			} else {
+				r = pwrite(fd, page, page_size, off);
+				if (r < 0)
+					r = -errno;
+				else
+					off += r;
+			}
+			if (write(res[1], &r, sizeof(r)) != sizeof(r))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(res[1]);
+	w->cmd = cmd[1];
+	w->res = res[0];
+	return 0;
+}
+
+/* Send token C to the worker; its answer, or -100000 when it died. */
+static long worker_do(struct worker *w, char c)
+{
+	long r;
+
+	if (write(w->cmd, &c, 1) != 1 || read(w->res, &r, sizeof(r)) != sizeof(r))
+		return -100000;
+	return r;
+}
+
+/* Stop the worker; 0 when it exited cleanly. */
+static int worker_stop(struct worker *w)
+{
+	int status;
+
+	close(w->cmd);
+	close(w->res);
+	if (waitpid(w->pid, &status, 0) != w->pid)
+		return -1;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+/* Have the worker write N pages; 0 when every one was written. */
+static int worker_write(struct worker *w, long n, const char *when)
+{
+	long i, r;
+
+	for (i = 0; i < n; i++) {
+		r = worker_do(w, 'w');
+		if (r != page_size) {
+			ksft_print_msg("%s: page %ld of %ld: %ld\n", when, i, n, r);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int need_two_cpus(void)
+{
+	if (nr_cpus >= 2)
+		return 0;
+	ksft_print_msg("the guest has %d CPU: these cases need 2\n", nr_cpus);
+	return -1;
+}
+
+/*
+ * Have worker W write pages until EDQUOT (at most MAX_PAGES); its bytes
+ * written, or -1 on another error.
+ */
+static long write_until_edquot(struct worker *w, long max_pages, const char *who)
+{
+	long written = 0, r, i;
+
+	for (i = 0; i <= max_pages; i++) {
+		r = worker_do(w, 'w');
+		if (r == -EDQUOT)
+			return written;
+		if (r != page_size) {
+			ksft_print_msg("writer %s: %ld after %ld bytes\n", who, r, written);
+			return -1;
+		}
+		written += r;
+	}
+	ksft_print_msg("writer %s: no EDQUOT after %ld bytes\n", who, written);
+	return -1;
+}
+
+/*
+ * Two siblings under a parent limited to 1M (256 pages), each writing
+ * from its own CPU. a writes one page (its CPU charges a batch of 64
+ * ahead), then b writes until EDQUOT: b takes batches while the parent
+ * has room for one on every CPU, then charges exactly, and when the
+ * usage, a's batch included, reaches the limit, its charge must return
+ * a's batch from the other CPU and go on: b writes exactly the 255 pages
+ * left, then a gets EDQUOT at once. Then the same in turns, a page each.
+ */
+static int siblings_case(const char *root, bool turns)
+{
+	char *parent = NULL, *a = NULL, *b = NULL;
+	struct worker wa = { 0 }, wb = { 0 };
+	long written_a = 0, written_b = 0, r, limit = 1 * MiB;
+	const char *name = turns ? "in turns" : "a page, then b";
+	int ret = KSFT_FAIL, stopped = 0, turn;
+
+	parent = make_parent(root, "tmpfs_batch_sib");
+	a = parent ? make_child(parent, "a") : NULL;
+	b = parent ? make_child(parent, "b") : NULL;
+	if (!a || !b || cg_write(parent, "memory.tmpfs.max", "1M"))
+		goto out;
+	if (worker_start(&wa, a, 0, "/tmp/batch_a") ||
+	    worker_start(&wb, b, 1, "/tmp/batch_b"))
+		goto out;
+	if (!turns) {
+		if (worker_write(&wa, 1, "a"))
+			goto out;
+		written_a = page_size;
+		written_b = write_until_edquot(&wb, limit / page_size, "b");
+		if (written_b < 0)
+			goto out;
+		r = worker_do(&wa, 'w');
+		if (r != -EDQUOT) {
+			ksft_print_msg("a after b's EDQUOT: %ld, expected %d\n", r, -EDQUOT);
+			goto out;
+		}
+		if (written_a + written_b != limit) {
+			ksft_print_msg("b got EDQUOT after %ld bytes, with a's %ld, under a limit of %ld\n",
+				       written_b, written_a, limit);
+			goto out;
+		}
+	}
+	for (turn = 0; turns && stopped != 3 && turn < 1000; turn++) {
+		struct worker *w = turn & 1 ? &wb : &wa;
+		long *written = turn & 1 ? &written_b : &written_a;
+		int bit = turn & 1 ? 2 : 1;
+
+		if (stopped & bit)
+			continue;
+		r = worker_do(w, 'w');
+		if (r == page_size) {
+			*written += r;
+			continue;
+		}
+		if (r != -EDQUOT) {
+			ksft_print_msg("writer %c: %ld after %ld bytes\n",
+				       turn & 1 ? 'b' : 'a', r, *written);
+			goto out;
+		}
+		if (written_a + written_b != limit) {
+			ksft_print_msg("writer %c got EDQUOT with %ld + %ld bytes written under a limit of %ld\n",
+				       turn & 1 ? 'b' : 'a', written_a, written_b, limit);
+			goto out;
+		}
+		stopped |= bit;
+	}
+	if (turns && stopped != 3) {
+		ksft_print_msg("no EDQUOT after %ld + %ld bytes\n", written_a, written_b);
+		goto out;
+	}
+	ksft_print_msg("%s: a on CPU 0 %ld, b on CPU 1 %ld bytes, then EDQUOT each\n",
+		       name, written_a, written_b);
+	if (expect_tmpfs(a, written_a, name) || expect_tmpfs(b, written_b, name) ||
+	    expect_tmpfs(parent, limit, name) ||
+	    expect_long(parent, "memory.tmpfs.peak", limit, name) ||
+	    expect_events(a, 0, 1, name) || expect_events(b, 0, 1, name) ||
+	    expect_events(parent, 2, 2, name))
+		goto out;
+	if (worker_do(&wa, 'u') || worker_do(&wb, 'u') ||
+	    expect_tmpfs(a, 0, "unlinked") || expect_tmpfs(b, 0, "unlinked") ||
+	    expect_tmpfs(parent, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	if (wa.pid > 0 && worker_stop(&wa))
+		ret = KSFT_FAIL;
+	if (wb.pid > 0 && worker_stop(&wb))
+		ret = KSFT_FAIL;
+	unlink("/tmp/batch_a");
+	unlink("/tmp/batch_b");
+	remove_cgroup(a);
+	remove_cgroup(b);
+	remove_cgroup(parent);
+	return ret;
+}
+
+static int test_siblings_exact(const char *root)
+{
+	if (need_two_cpus())
+		return KSFT_FAIL;
+	if (siblings_case(root, false) != KSFT_PASS)
+		return KSFT_FAIL;
+	return siblings_case(root, true);
+}
+
+/* The same with both writers at full speed, in parallel. */
+static int body_fill(const char *cgroup, void *arg)
+{
+	long cpu = (long)arg, off = 0, r;
+	static char page[65536];
+	char path[64];
+	int fd;
+
+	if (pin_cpu(cpu))
+		return -1;
+	snprintf(path, sizeof(path), "/tmp/batch_fill%ld", cpu);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		r = pwrite(fd, page, page_size, off);
+		if (r != page_size)
+			break;
+		off += r;
+	}
+	close(fd);
+	return r < 0 && errno == EDQUOT ? 0 : -1;
+}
+
+static int test_siblings_parallel(const char *root)
+{
+	char *parent = NULL, *a = NULL, *b = NULL;
+	int ret = KSFT_FAIL, status;
+	pid_t pa, pb;
+
+	if (need_two_cpus())
+		return KSFT_FAIL;
+	parent = make_parent(root, "tmpfs_batch_par");
+	a = parent ? make_child(parent, "a") : NULL;
+	b = parent ? make_child(parent, "b") : NULL;
+	if (!a || !b || cg_write(parent, "memory.tmpfs.max", "4M"))
+		goto out;
+	pa = cg_run_nowait(a, body_fill, (void *)0L);
+	pb = cg_run_nowait(b, body_fill, (void *)1L);
+	if (pa < 0 || pb < 0)
+		goto out;
+	if (waitpid(pa, &status, 0) != pa || !WIFEXITED(status) || WEXITSTATUS(status) ||
+	    waitpid(pb, &status, 0) != pb || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		ksft_print_msg("a writer did not end with EDQUOT\n");
+		goto out;
+	}
+	ksft_print_msg("parallel siblings: %ld + %ld bytes\n",
+		       tmpfs_current(a), tmpfs_current(b));
+	if (expect_tmpfs(parent, 4 * MiB, "parent") ||
+	    check_parent_sum(parent, (const char *[]){ a, b }, 2, 0, "parent") ||
+	    expect_long(parent, "memory.tmpfs.peak", 4 * MiB, "parent peak") ||
+	    expect_events(parent, 2, 2, "parent"))
+		goto out;
+	unlink("/tmp/batch_fill0");
+	unlink("/tmp/batch_fill1");
+	if (expect_tmpfs(parent, 0, "unlinked") || expect_tmpfs(a, 0, "unlinked") ||
+	    expect_tmpfs(b, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	unlink("/tmp/batch_fill0");
+	unlink("/tmp/batch_fill1");
+	remove_cgroup(a);
+	remove_cgroup(b);
+	remove_cgroup(parent);
+	return ret;
+}
+
+/*
+ * Stock on both CPUs: 3 pages written from CPU 0, 5 from CPU 1, no
+ * limit. current is exact (8 pages) in the cgroup and its parent, though
+ * each CPU charged a batch ahead: the usage with stocks is 2 batches, and
+ * peak stays within 64 pages a CPU above the data's peak.
+ */
+static int test_current_exact(const char *root)
+{
+	struct worker w0 = { 0 }, w1 = { 0 };
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+	long with, peak;
+
+	if (need_two_cpus())
+		return KSFT_FAIL;
+	if (setup(&s, root, "tmpfs_batch_cur", "max") ||
+	    worker_start(&w0, s.cg, 0, "/tmp/batch_0") ||
+	    worker_start(&w1, s.cg, 1, "/tmp/batch_1") ||
+	    worker_write(&w0, 3, "cpu0") || worker_write(&w1, 5, "cpu1"))
+		goto out;
+	with = usage_with_stocks(s.cg);
+	peak = cg_read_long(s.cg, "memory.tmpfs.peak");
+	ksft_print_msg("8 pages written on 2 CPUs: usage with stocks %ld, peak %ld\n",
+		       with, peak);
+	if (expect_tmpfs(s.cg, 8 * page_size, "written") ||
+	    expect_tmpfs(s.parent, 8 * page_size, "written (parent)") ||
+	    check_within_memory(s.cg, "written"))
+		goto out;
+	if (with != 2 * BATCH * page_size) {
+		ksft_print_msg("usage with stocks %ld, expected a batch of %d pages on each CPU: %ld\n",
+			       with, BATCH, 2 * BATCH * page_size);
+		goto out;
+	}
+	if (peak < 8 * page_size || peak > (8 + BATCH * nr_cpus) * page_size) {
+		ksft_print_msg("peak %ld beyond [8, 8 + %d * %d] pages\n", peak, BATCH, nr_cpus);
+		goto out;
+	}
+	/* freed from each CPU: back into that CPU's stock, current exact */
+	if (worker_do(&w0, 'u') || expect_tmpfs(s.cg, 5 * page_size, "cpu0 unlinked") ||
+	    worker_do(&w1, 'u') || expect_tmpfs(s.cg, 0, "cpu1 unlinked") ||
+	    expect_tmpfs(s.parent, 0, "unlinked (parent)"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	if (w0.pid > 0 && worker_stop(&w0))
+		ret = KSFT_FAIL;
+	if (w1.pid > 0 && worker_stop(&w1))
+		ret = KSFT_FAIL;
+	return teardown(&s, NULL, ret);
+}
+
+/*
+ * Lowering max while both CPUs hold a batch: the write returns the
+ * batches before it returns (usage with stocks = the data), and the next
+ * page is refused at once.
+ */
+static int test_lower_max(const char *root)
+{
+	struct worker w0 = { 0 }, w1 = { 0 };
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+	long with, r;
+
+	if (need_two_cpus())
+		return KSFT_FAIL;
+	if (setup(&s, root, "tmpfs_batch_low", "max") ||
+	    worker_start(&w0, s.cg, 0, "/tmp/batch_0") ||
+	    worker_start(&w1, s.cg, 1, "/tmp/batch_1") ||
+	    worker_write(&w0, 1, "cpu0") || worker_write(&w1, 1, "cpu1"))
+		goto out;
+	with = usage_with_stocks(s.cg);
+	if (with != 2 * BATCH * page_size) {
+		ksft_print_msg("before: usage with stocks %ld, expected %ld\n",
+			       with, 2 * BATCH * page_size);
+		goto out;
+	}
+	if (cg_write(s.cg, "memory.tmpfs.max", "8K"))
+		goto out;
+	with = usage_with_stocks(s.cg);
+	if (with != 2 * page_size) {
+		ksft_print_msg("max lowered to 8K: usage with stocks %ld, expected %ld\n",
+			       with, 2 * page_size);
+		goto out;
+	}
+	r = worker_do(&w0, 'w');
+	if (r != -EDQUOT) {
+		ksft_print_msg("a page over the lowered max: %ld, expected %d\n", r, -EDQUOT);
+		goto out;
+	}
+	if (expect_tmpfs(s.cg, 2 * page_size, "lowered") ||
+	    expect_events(s.cg, 1, 1, "lowered"))
+		goto out;
+	ksft_print_msg("max lowered under 2 batches: they returned, then EDQUOT\n");
+	if (worker_do(&w0, 'u') || worker_do(&w1, 'u'))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	if (w0.pid > 0 && worker_stop(&w0))
+		ret = KSFT_FAIL;
+	if (w1.pid > 0 && worker_stop(&w1))
+		ret = KSFT_FAIL;
+	return teardown(&s, NULL, ret);
+}
+
+/*
+ * Leave a whole batch in CPU 1's stock for the child: a page written and
+ * freed there. The usage with stocks shows it (1 batch); another memcg's
+ * charge on that CPU can take the stock over first, so try up to 5 times.
+ */
+static int stock_on_cpu1(const char *cg, const char *when)
+{
+	struct worker w = { 0 };
+	long with = -1;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		if (worker_start(&w, cg, 1, "/tmp/batch_1") ||
+		    worker_write(&w, 1, when) || worker_do(&w, 'u') ||
+		    worker_stop(&w))
+			return -1;
+		with = usage_with_stocks(cg);
+		if (with == BATCH * page_size)
+			return 0;
+	}
+	ksft_print_msg("%s: usage with stocks %ld, expected a batch (%ld)\n",
+		       when, with, BATCH * page_size);
+	return -1;
+}
+
+/* Wait up to 10 s for the usage with stocks of CG to be 0. */
+static int wait_no_stock(const char *cg, const char *when)
+{
+	long with = -1;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		with = usage_with_stocks(cg);
+		if (!with)
+			return 0;
+		usleep(100000);
+	}
+	ksft_print_msg("%s: usage with stocks still %ld\n", when, with);
+	return -1;
+}
+
+/* A removed cgroup's batch goes back: its parent's usage is 0 again. */
+static int test_rmdir_returns_stock(const char *root)
+{
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (need_two_cpus())
+		return KSFT_FAIL;
+	if (setup(&s, root, "tmpfs_batch_rmdir", "max") ||
+	    stock_on_cpu1(s.cg, "before rmdir") ||
+	    expect_tmpfs(s.cg, 0, "freed") || expect_tmpfs(s.parent, 0, "freed"))
+		goto out;
+	if (cg_destroy(s.cg))
+		goto out;
+	free(s.cg);
+	s.cg = NULL;
+	if (wait_no_stock(s.parent, "child removed"))
+		goto out;
+	ksft_print_msg("a batch on CPU 1, the child removed: parent usage 0\n");
+	ret = KSFT_PASS;
+out:
+	remove_cgroup(s.cg);
+	remove_cgroup(s.parent);
+	return ret;
+}
+
+static int cpu1_online(const char *val)
+{
+	int fd = open("/sys/devices/system/cpu/cpu1/online", O_WRONLY);
+	int ret = -1;
+
+	if (fd < 0) {
+		ksft_print_msg("/sys/devices/system/cpu/cpu1/online: %s\n", strerror(errno));
+		return -1;
+	}
+	if (write(fd, val, 1) == 1)
+		ret = 0;
+	else
+		ksft_print_msg("cpu1/online <- %s: %s\n", val, strerror(errno));
+	close(fd);
+	return ret;
+}
+
+/* CPU 1 goes offline: its batch goes back. */
+static int test_cpu_offline_returns_stock(const char *root)
+{
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL;
+
+	if (need_two_cpus())
+		return KSFT_FAIL;
+	if (setup(&s, root, "tmpfs_batch_cpu", "max") ||
+	    stock_on_cpu1(s.cg, "before offline"))
+		goto out;
+	if (cpu1_online("0"))
+		goto out;
+	if (usage_with_stocks(s.cg) == 0 && usage_with_stocks(s.parent) == 0 &&
+	    !expect_tmpfs(s.cg, 0, "offline"))
+		ret = KSFT_PASS;
+	else
+		ksft_print_msg("CPU 1 offline: usage with stocks %ld (parent %ld), expected 0\n",
+			       usage_with_stocks(s.cg), usage_with_stocks(s.parent));
+	if (cpu1_online("1"))
+		ret = KSFT_FAIL;
+	if (ret == KSFT_PASS)
+		ksft_print_msg("a batch on CPU 1, CPU 1 offline: usage 0\n");
+out:
+	return teardown(&s, NULL, ret);
+}
+
+static struct tmpfs_test tests[] = {
+	TMPFS_TEST(test_siblings_exact),
+	TMPFS_TEST(test_siblings_parallel),
+	TMPFS_TEST(test_current_exact),
+	TMPFS_TEST(test_lower_max),
+	TMPFS_TEST(test_rmdir_returns_stock),
+	TMPFS_TEST(test_cpu_offline_returns_stock),
+};
+
+int main(void)
+{
+	nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return run_tmpfs_tests(tests, ARRAY_SIZE(tests));
+}
