@@ -161,6 +161,8 @@ $(INITRAMFS)/base.cpio: guest-programs FORCE
 		qemu-boot/suites/leaks:/opt/leaks \
 		qemu-boot/suites/nomemcg:/opt/nomemcg \
 		qemu-boot/suites/integration/ktap.sh:/opt/nomemcg/ktap.sh \
+		qemu-boot/suites/notmpfs:/opt/notmpfs \
+		qemu-boot/suites/integration/ktap.sh:/opt/notmpfs/ktap.sh \
 		qemu-boot/suites/cgroup-tmpfs:/opt/cgroup-tmpfs \
 		$(GUEST)/cgroup-tmpfs:/opt/cgroup-tmpfs \
 		qemu-boot/suites/cgroup-tmpfs-quick:/opt/cgroup-tmpfs-quick \
@@ -249,14 +251,23 @@ DEBUG_EXPECT := cgroup-tests:$(GUEST)/cgroup-tests both:$(GUEST)/both stress:qem
 	leaks:qemu-boot/suites/leaks
 
 # the suites, then a small boot with cgroup_disable=memory (the patched
-# kernel without the memory controller: qemu-boot/suites/nomemcg), and
-# the sum of the two verdicts
+# kernel without the memory controller: qemu-boot/suites/nomemcg), a boot
+# with cgroup.memory=notmpfs (qemu-boot/suites/notmpfs, and the kernel's
+# cgroup selftests but test_tmpfs, compared with the baseline kernel's
+# run), and the sum of the three verdicts
 check: kernel $(INITRAMFS)/check.cpio
 	@EXPECT="$(CHECK_EXPECT)" scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check.cpio $(RUNS)/check \
 		$(WATCHDOG) $(RUNS)/baseline/records.tsv check $(STRESS_APPEND); \
 	EXPECT=nomemcg:qemu-boot/suites/nomemcg scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check.cpio \
 		$(RUNS)/check-nomemcg $(WATCHDOG) /dev/null nomemcg cgroup_disable=memory; \
-	echo; scripts/sum-verdicts.sh $(RUNS)/check/verdict.txt $(RUNS)/check-nomemcg/verdict.txt
+	EXPECT="notmpfs:qemu-boot/suites/notmpfs $$(for f in $(GUEST)/selftests/test_*; do \
+		[ "$${f##*/}" = test_tmpfs ] || echo "selftests:$$f"; done)" \
+	awk -F'\t' '$$2 ~ /^selftests\// && $$2 !~ /^selftests\/test_tmpfs($$|:)/' $(RUNS)/baseline/records.tsv \
+		> $(RUNS)/baseline/records-notmpfs.tsv; \
+	scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check.cpio $(RUNS)/check-notmpfs $(WATCHDOG) \
+		$(RUNS)/baseline/records-notmpfs.tsv notmpfs cgroup.memory=notmpfs; \
+	echo; scripts/sum-verdicts.sh $(RUNS)/check/verdict.txt $(RUNS)/check-nomemcg/verdict.txt \
+		$(RUNS)/check-notmpfs/verdict.txt
 
 ifeq ($(PEERS),0)
 check-debug: kernel-debug $(INITRAMFS)/tests.cpio

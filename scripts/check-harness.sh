@@ -78,7 +78,7 @@ case_boot() {
 # the body of a passing test
 passing() { echo 'echo "TAP version 13"; echo "1..1"; echo "ok 1 fine"'; }
 
-echo "check-harness: 9 guest boots, 16 host cases and 2 host controls (about 2.5 minutes)"
+echo "check-harness: 10 guest boots, 16 host cases and 2 host controls (about 2.5 minutes)"
 case_boot failing_test '^FAIL +cgroup-tests/test_failing_test: deliberate_failure' \
 	'echo "TAP version 13"; echo "1..1"; echo "not ok 1 deliberate_failure"; exit 1'
 case_boot panic '^FAIL +harness: end marker' \
@@ -139,6 +139,14 @@ rm -rf "$dir/root"
 mkdir -p "$dir/root"
 guest_check nomemcg_with_memcg nomemcg "" /dev/null
 judge nomemcg_with_memcg '^FAIL +nomemcg/test_nomemcg: memory_controller_disabled' "$rc" "$out"
+
+# make check's boot with cgroup.memory=notmpfs: its test must fail on a
+# kernel booted without it (only that program: not the selftests)
+dir=$logdir/notmpfs_without_notmpfs
+rm -rf "$dir/root"
+mkdir -p "$dir/root"
+guest_check notmpfs_without_notmpfs notmpfs "harness.only=notmpfs/test_notmpfs" /dev/null
+judge notmpfs_without_notmpfs '^FAIL +notmpfs/test_notmpfs: memory_controller_on' "$rc" "$out"
 
 # --- host cases -----------------------------------------------------------
 # The verdict on made-up results.log and console.log of LOGDIR/NAME. The
