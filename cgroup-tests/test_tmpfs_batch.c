@@ -479,6 +479,106 @@ out:
 }
 
 /*
+ * Lowering max races a writer on the other CPU. The writer, on CPU 0,
+ * appends pages up to RACE_DATA and truncates, again and again; CPU 1
+ * sets max to "max" (batches are taken again) and then to RACE_DATA plus
+ * 32 pages, RACE_ROUNDS times. Each time the lowering write returns, the
+ * usage with stocks must be within the new max: no batch charged before
+ * it may survive it (a CPU that takes one has no room for it afterwards).
+ * The writer's data never exceeds the max, so it must never get EDQUOT.
+ */
+#define RACE_DATA 256	/* pages */
+#define RACE_ROUNDS 2000
+
+static int race_writer(const char *cg, const char *path, int stop)
+{
+	static char page[65536];
+	long edquot = 0, pages = 0, loops = 0;
+	char c;
+	int fd;
+
+	memset(page, 0x5a, sizeof(page));
+	if (cg_enter_current(cg) || pin_cpu(0))
+		return 1;
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	if (fd < 0)
+		return 1;
+	while (read(stop, &c, 1) < 0 && errno == EAGAIN) {
+		for (long i = 0; i < RACE_DATA; i++) {
+			if (pwrite(fd, page, page_size, i * page_size) == page_size)
+				pages++;
+			else if (errno == EDQUOT)
+				edquot++;
+			else
+				return 1;
+		}
+		if (ftruncate(fd, 0))
+			return 1;
+		loops++;
+	}
+	close(fd);
+	unlink(path);
+	if (edquot)
+		ksft_print_msg("writer: EDQUOT %ld times with the data within max\n", edquot);
+	ksft_print_msg("writer: %ld pages in %ld files\n", pages, loops);
+	return edquot || !loops ? 1 : 0;
+}
+
+static int test_lower_max_racing(const char *root)
+{
+	long limit = (RACE_DATA + 32) * page_size, with, worst = 0, over = 0;
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL, stop[2] = { -1, -1 }, status, i;
+	char max[32];
+	pid_t pid = -1;
+
+	if (need_two_cpus())
+		return KSFT_FAIL;
+	snprintf(max, sizeof(max), "%ld", limit);
+	if (setup(&s, root, "tmpfs_batch_race", "max") || pipe2(stop, O_NONBLOCK))
+		goto out;
+	pid = fork();
+	if (pid < 0)
+		goto out;
+	if (!pid) {
+		close(stop[1]);
+		_exit(race_writer(s.cg, "/tmp/batch_race", stop[0]));
+	}
+	close(stop[0]);
+	stop[0] = -1;
+	if (pin_cpu(1))
+		goto out;
+	for (i = 0; i < RACE_ROUNDS; i++) {
+		if (cg_write(s.cg, "memory.tmpfs.max", "max") ||
+		    cg_write(s.cg, "memory.tmpfs.max", max))
+			goto out;
+		with = usage_with_stocks(s.cg);
+		if (with < 0)
+			goto out;
+		if (with > limit)
+			over++;
+		if (with > worst)
+			worst = with;
+	}
+	ksft_print_msg("%d lowerings to %ld: usage with stocks at most %ld, over max %ld times\n",
+		       RACE_ROUNDS, limit, worst, over);
+	if (!over)
+		ret = KSFT_PASS;
+out:
+	if (stop[1] >= 0)
+		close(stop[1]);
+	if (stop[0] >= 0)
+		close(stop[0]);
+	if (pid > 0 && (waitpid(pid, &status, 0) != pid ||
+			!WIFEXITED(status) || WEXITSTATUS(status)))
+		ret = KSFT_FAIL;
+	if (ret == KSFT_PASS && (expect_tmpfs(s.cg, 0, "end") ||
+				 expect_events(s.cg, 0, 0, "end")))
+		ret = KSFT_FAIL;
+	return teardown(&s, NULL, ret);
+}
+
+/*
  * Leave a whole batch in CPU 1's stock for the child: a page written and
  * freed there. The usage with stocks shows it (1 batch); another memcg's
  * charge on that CPU can take the stock over first, so try up to 5 times.
@@ -594,6 +694,7 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_siblings_parallel),
 	TMPFS_TEST(test_current_exact),
 	TMPFS_TEST(test_lower_max),
+	TMPFS_TEST(test_lower_max_racing),
 	TMPFS_TEST(test_rmdir_returns_stock),
 	TMPFS_TEST(test_cpu_offline_returns_stock),
 };

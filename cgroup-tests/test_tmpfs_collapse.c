@@ -279,6 +279,105 @@ out:
 	return free_cgs(&c, path, ret);
 }
 
+/*
+ * A collapse pays for its holes' memory.tmpfs after the huge folio's
+ * memory charge. Paid out of the CPU's per-cpu stock, that must take only
+ * tmpfs pages from it: memory pages taken too would stay charged for ever.
+ * A task of A, on one CPU, writes all but the last page of a 2M file
+ * (the CPU's stock then caches A and holds pages of both counts, which
+ * pay the one hole) and collapses it, COLLAPSE_ROUNDS times, each file
+ * removed at once. Once A's stocks are taken over and A is removed, its
+ * parent, which never ran a task, must be back to memory.current 0.
+ */
+#define COLLAPSE_ROUNDS 16
+
+static int body_collapse_holes(const char *cgroup, void *arg)
+{
+	const char *base = arg;
+	char path[PATH_MAX];
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		ksft_print_msg("sched_setaffinity: %s\n", strerror(errno));
+		return 2;
+	}
+	for (int i = 0; i < COLLAPSE_ROUNDS; i++) {
+		int fd, tries;
+		char *map;
+
+		snprintf(path, sizeof(path), "%s.%d", base, i);
+		fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+		if (fd < 0 || ftruncate(fd, HPAGE) ||
+		    write_pattern(fd, 0, HPAGE - page_size) != HPAGE - page_size) {
+			ksft_print_msg("write %s: %s\n", path, strerror(errno));
+			return 2;
+		}
+		map = map_huge_aligned(fd);
+		if (!map)
+			return 2;
+		for (tries = 0; madvise(map, HPAGE, MADV_COLLAPSE); tries++) {
+			if (tries == 4 || (errno != EINVAL && errno != EAGAIN)) {
+				ksft_print_msg("round %d: MADV_COLLAPSE: %s (after %d tries)\n",
+					       i, strerror(errno), tries + 1);
+				return 2;
+			}
+			usleep(200000);
+		}
+		munmap(map, HPAGE);
+		close(fd);
+		unlink(path);
+	}
+	return 0;
+}
+
+static int test_collapse_holes_from_stock(const char *root)
+{
+	const char *base = "/tmp/tmpfs_collapse_stock";
+	char *parent, *a = NULL;
+	long mem = -1;
+	int ret = KSFT_FAIL, r, i;
+
+	parent = make_parent(root, "tmpfs_collapse_stock");
+	if (parent)
+		a = make_child(parent, "a");
+	if (!a)
+		goto out;
+	r = cg_run(a, body_collapse_holes, (void *)base);
+	if (r) {
+		ksft_print_msg("collapses by a: result %d, expected %d collapses\n",
+			       r, COLLAPSE_ROUNDS);
+		goto out;
+	}
+	if (expect_tmpfs(a, 0, "files removed") || expect_tmpfs(parent, 0, "files removed"))
+		goto out;
+	flush_charge_stocks();
+	drain_lru_batches();
+	remove_cgroup(a);
+	a = NULL;
+	for (i = 0; i < 50; i++) {	/* 5 s: RCU frees, the dying memcg */
+		mem = cg_read_long(parent, "memory.current");
+		if (mem == 0)
+			break;
+		if (i == 20) {
+			drain_lru_batches();
+			flush_charge_stocks();
+		}
+		usleep(100000);
+	}
+	if (mem != 0) {
+		ksft_print_msg("%s: memory.current %ld after a's %d collapses and removal, expected 0\n",
+			       parent, mem, COLLAPSE_ROUNDS);
+		goto out;
+	}
+	ret = KSFT_PASS;
+out:
+	remove_cgroup(a);
+	remove_cgroup(parent);
+	return ret;
+}
+
 /* khugepaged's knobs, saved and restored around its cases */
 static const char *const knobs[] = { "scan_sleep_millisecs", "alloc_sleep_millisecs" };
 static char saved[2][32];
@@ -461,6 +560,7 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_collapse_other_cgroup),
 	TMPFS_TEST(test_collapse_over_owner_limit),
 	TMPFS_TEST(test_collapse_two_holders),
+	TMPFS_TEST(test_collapse_holes_from_stock),
 	TMPFS_TEST(test_khugepaged),
 };
 
