@@ -43,9 +43,10 @@ PEERS      ?= 1
 # check-debug FAULTS=0: without the stress under injected faults
 FAULTS     ?= 1
 DEBUG_APPEND := $(if $(filter 0,$(FAULTS)),harness.faults=0) $(STRESS_APPEND)
-# make bench: repetitions of each workload under -icount, and in plain TCG
-BENCH_REPS ?= 11
-BENCH_TCG_REPS ?= 3
+# make bench: rounds of interleaved boots (every configuration once a
+# round), and repetitions of each workload in a boot, under -icount
+BENCH_ROUNDS ?= 3
+BENCH_REPS ?= 5
 # make profile: the tmpfs_bench configuration profiled
 PROFILE_CONFIG ?= plain
 # run-guest: SCRIPT to run as root, FILES to add, KERNEL=patched|baseline
@@ -67,8 +68,8 @@ help:
 	@echo "make check-integration  memory.tmpfs.max from cgroup-tools, libcgroup's API,"
 	@echo "                  crun (OCI unified) and systemd's TmpfsMax=, on the patched kernel"
 	@echo "                  (check-tools: the first three, check-systemd: the last)"
-	@echo "make bench        tmpfs workloads on both kernels under QEMU -icount: ratios,"
-	@echo "                  build/bench/results.csv, ratios.svg [BENCH_REPS=11]"
+	@echo "make bench        tmpfs workloads on both kernels under QEMU -icount, interleaved"
+	@echo "                  boots: ratios, build/bench/results.csv [BENCH_ROUNDS=3 BENCH_REPS=5]"
 	@echo "make profile      instructions per kernel function, baseline vs patched, under"
 	@echo "                  a QEMU plugin (where the charge's cost goes) [PROFILE_CONFIG=plain]"
 	@echo "make check-harness  prove that check fails on a failing test, a panic, a hang"
@@ -326,7 +327,7 @@ profile: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
 # what the charge costs: ratios to the baseline kernel, side by side
 bench: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
 	@scripts/bench.sh $(BZIMAGE) $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio $(BUILD)/bench \
-		$(BENCH_REPS) $(BENCH_TCG_REPS) $(WATCHDOG)
+		$(BENCH_ROUNDS) $(BENCH_REPS) $(WATCHDOG)
 
 check-harness: kernel initramfs
 	@scripts/check-harness.sh $(BZIMAGE) $(INITRAMFS) $(RUNS)/check-harness

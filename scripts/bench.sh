@@ -5,88 +5,132 @@
 # Each configuration boots its kernel under QEMU TCG with
 # -icount shift=0,sleep=off: guest time then counts the instructions the
 # guest executes, so the ratio of two kernels measures the extra work of
-# the code path, free of host noise. Each workload runs REPS times in a
-# boot (after one warm-up); configurations are compared by their minimum
-# ns/op. A second boot per configuration without -icount gives plain TCG
-# times (host wall clock, noisy): a secondary column.
+# the code path, free of host noise (and of the host's load). Boots are
+# interleaved: ROUNDS rounds, each booting every configuration once in
+# turn, so that nothing that drifts with time favours one of them. In a
+# boot each workload runs REPS times (after one warm-up) and the boot
+# keeps its minimum ns/op; a configuration's figure is the minimum over
+# its boots, and its spread is (largest boot minimum - smallest) /
+# smallest: how far two boots of one kernel disagree, the resolution of
+# the ratios.
 #
-# Writes OUT/results.csv and OUT/ratios.svg (gnuplot), prints the table.
-# The numbers are reported, not asserted. REPS=0 and TCG_REPS=0 redo only
-# the report, from the last run's OUT/summary.txt.
-#   usage: bench.sh BZIMAGE BASE_BZIMAGE INITRD OUTDIR REPS TCG_REPS WATCHDOG
+# Writes OUT/results.csv (one line per configuration, workload and boot,
+# then the summary lines) and OUT/table.txt, prints the table, and
+# OUT/ratios.svg when gnuplot is there. The numbers are reported, not
+# asserted. ROUNDS=0 redoes only the report, from OUT/boots.txt.
+#   usage: bench.sh BZIMAGE BASE_BZIMAGE INITRD OUTDIR ROUNDS REPS WATCHDOG
 set -uo pipefail
-patched=$1 baseline=$2 initrd=$3 out=$4 reps=$5 tcg_reps=$6 watchdog=$7
+patched=$1 baseline=$2 initrd=$3 out=$4 rounds=$5 reps=$6 watchdog=$7
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$here")
 mkdir -p "$out"
+for n in "$rounds" "$reps"; do
+	[[ $n =~ ^[0-9]+$ ]] || { echo "bench: ROUNDS and REPS must be numbers, not '$n'" >&2; exit 2; }
+done
+if [ "$rounds" -gt 0 ] && [ "$reps" -lt 1 ]; then
+	echo "bench: REPS must be at least 1" >&2
+	exit 2
+fi
 
-# label  kernel  guest config  (the first is the reference of the ratios;
-# "baseline again" checks that identical configurations agree)
+# label  kernel  guest config  kernel command line  reference (of the
+# ratio; the first configuration is the reference of every other one)
 runs=(
-	"baseline baseline plain"
-	"baseline-again baseline plain"
-	"patched patched plain"
-	"limit-depth1 patched limit1"
-	"limit-depth8 patched limit8"
-	"baseline-depth8 baseline nest8"
-	"usrquota baseline usrquota"
-	"size baseline size"
+	"baseline baseline plain - -"
+	"patched patched plain - baseline"
+	"notmpfs patched plain cgroup.memory=notmpfs baseline"
+	"limit-depth1 patched limit1 - baseline"
+	"baseline-depth8 baseline nest8 - baseline"
+	"limit-depth8 patched limit8 - baseline-depth8"
+	"usrquota baseline usrquota - baseline"
+	"size baseline size - baseline"
 )
 
-[ "$reps" -eq 0 ] && [ "$tcg_reps" -eq 0 ] || : > "$out/summary.txt"
-for run in "${runs[@]}"; do
-	read -r label which config <<< "$run"
-	kernel=$patched
-	[ "$which" = baseline ] && kernel=$baseline
-	for mode in icount tcg; do
-		n=$reps flag=--icount
-		[ $mode = tcg ] && n=$tcg_reps flag=
-		[ "$n" -gt 0 ] || continue
-		start=$(date +%s)
-		echo "bench: $label ($which kernel, $config, $mode, $n repetitions)"
-		"$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode bench \
-			--logdir "$out/$label-$mode" --timeout "$watchdog" $flag \
-			--append "harness.bench=$config harness.reps=$n" > /dev/null 2> "$out/$label-$mode.err"
-		status=$?
-		if [ $status -ne 0 ]; then
-			echo "bench: $label ($mode) failed (status $status); see $out/$label-$mode/" >&2
-			cat "$out/$label-$mode.err" >&2
-			grep '^bench: .*: ' "$out/$label-$mode/results.log" | tail -n 3 >&2
-			exit 1
-		fi
-		grep -E '^bench: [a-z0-9]+ [a-z]+ runs ' "$out/$label-$mode/results.log" |
-			sed "s/^bench: [a-z0-9]* /$label $mode /" >> "$out/summary.txt"
-		echo "bench: $label ($mode) done in $(( $(date +%s) - start ))s"
+if [ "$rounds" -gt 0 ]; then
+	: > "$out/boots.txt"
+	total=$((rounds * ${#runs[@]})) i=0
+	for round in $(seq "$rounds"); do
+		for run in "${runs[@]}"; do
+			read -r label which config cmdline _ <<< "$run"
+			kernel=$patched
+			[ "$which" = baseline ] && kernel=$baseline
+			append="harness.bench=$config harness.reps=$reps"
+			[ "$cmdline" = - ] || append="$append $cmdline"
+			i=$((i + 1))
+			start=$(date +%s)
+			echo "bench: boot $i of $total: round $round, $label ($which kernel, $config${cmdline#-}, $reps repetitions)"
+			dir=$out/$label-$round
+			"$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode bench \
+				--logdir "$dir" --timeout "$watchdog" --icount \
+				--append "$append" > /dev/null 2> "$dir.err"
+			status=$?
+			if [ $status -ne 0 ]; then
+				echo "bench: $label, round $round failed (status $status); see $dir/" >&2
+				cat "$dir.err" >&2
+				grep '^bench: .*: ' "$dir/results.log" | tail -n 3 >&2
+				exit 1
+			fi
+			if [ "$cmdline" != - ] && ! grep -qw -- "$cmdline" "$dir/console.log"; then
+				echo "bench: $label, round $round: the console does not show '$cmdline'" >&2
+				exit 1
+			fi
+			# "bench: WORKLOAD icount runs N min MIN median MED max MAX"
+			n=$(grep -cE '^bench: [a-z0-9]+ [a-z]+ runs ' "$dir/results.log")
+			if [ "$n" -eq 0 ]; then
+				echo "bench: $label, round $round: no result in $dir/results.log" >&2
+				exit 1
+			fi
+			grep -E '^bench: [a-z0-9]+ [a-z]+ runs ' "$dir/results.log" |
+				awk -v l="$label" -v r="$round" '{ print l, r, $3, $5, $7 }' >> "$out/boots.txt"
+			echo "bench: $label, round $round done in $(( $(date +%s) - start ))s"
+		done
 	done
-done
+fi
+[ -s "$out/boots.txt" ] || { echo "bench: no $out/boots.txt to report" >&2; exit 1; }
 
-# summary.txt: LABEL MODE WORKLOAD runs N min MIN median MED max MAX
-awk -v out="$out/results.csv" -v svgdata="$out/ratios.dat" '
-{ key = $1 SUBSEP $3; w[$3] = 1
-  if ($2 == "icount") { runs[key] = $5; mn[key] = $7; md[key] = $9; mx[key] = $11 }
-  else tcg[key] = $7
-  if (!($1 in seen)) { seen[$1] = 1; order[++nl] = $1 }
-  if (!($3 in wseen)) { wseen[$3] = 1; worder[++nw] = $3 } }
+# boots.txt: LABEL ROUND WORKLOAD REPS MIN
+refs=$(for run in "${runs[@]}"; do read -r label _ _ _ ref <<< "$run"; echo "$label $ref"; done)
+awk -v out="$out/results.csv" -v table="$out/table.txt" -v svgdata="$out/ratios.dat" -v refs="$refs" '
+BEGIN {
+	n = split(refs, r, "\n")
+	for (i = 1; i <= n; i++) { split(r[i], f, " "); ref[f[1]] = f[2]; order[i] = f[1] }
+	nl = n
+	print "workload,config,round,reps,min_ns" > out
+}
+{
+	key = $1 SUBSEP $3
+	print $3 "," $1 "," $2 "," $4 "," $5 > out
+	if (!(key in lo) || $5 < lo[key]) lo[key] = $5
+	if (!(key in hi) || $5 > hi[key]) hi[key] = $5
+	boots[key]++
+	if (!($3 in wseen)) { wseen[$3] = 1; worder[++nw] = $3 }
+}
 END {
-	print "workload,config,runs,min_ns,median_ns,max_ns,ratio,tcg_min_ns,tcg_ratio" > out
-	printf "%-11s", "ratio (min)" ; for (l = 2; l <= nl; l++) printf " %15s", order[l]; printf "\n"
+	print "" > out
+	print "workload,config,boots,min_ns,max_boot_min_ns,spread,reference,ratio" > out
+	hdr = sprintf("%-11s", "workload")
+	for (l = 2; l <= nl; l++) hdr = hdr sprintf(" %16s", order[l])
+	print "ratio of minimum ns/op to the reference configuration (spread across boots)" > table
+	print hdr > table
+	labels = "labels:"; for (l = 2; l <= nl; l++) labels = labels " " order[l]
 	for (i = 1; i <= nw; i++) {
-		wl = worder[i]; b = mn["baseline" SUBSEP wl]; bt = tcg["baseline" SUBSEP wl]
-		printf "%-11s", wl
-		line = wl
+		wl = worder[i]
+		line = sprintf("%-11s", wl); dat = wl
 		for (l = 1; l <= nl; l++) {
 			k = order[l] SUBSEP wl
-			r = (b > 0) ? mn[k] / b : 0
-			rt = (bt > 0 && tcg[k] > 0) ? tcg[k] / bt : 0
-			printf "%s,%s,%d,%.3f,%.3f,%.3f,%.4f,%.1f,%.3f\n", wl, order[l], runs[k], mn[k], md[k], mx[k], r, tcg[k], rt > out
-			if (l > 1) { printf " %15.4f", r; line = line " " r }
+			rk = ref[order[l]] SUBSEP wl
+			spread = lo[k] > 0 ? (hi[k] - lo[k]) / lo[k] : 0
+			ratio = (ref[order[l]] != "-" && lo[rk] > 0) ? lo[k] / lo[rk] : 1
+			printf "%s,%s,%d,%.1f,%.1f,%.4f,%s,%.4f\n", wl, order[l], boots[k], lo[k], hi[k], spread, ref[order[l]], ratio > out
+			if (l == 1) line = sprintf("%-11s", wl " (" sprintf("%.0f", lo[k]) " ns, " sprintf("%.2f", spread * 100) "%)")
+			else { line = line sprintf(" %8.4f (%.2f%%)", ratio, spread * 100); dat = dat " " ratio }
 		}
-		printf "\n"
-		print line > svgdata
+		print line > table
+		print dat > svgdata
 	}
-	labels = "labels:"; for (l = 2; l <= nl; l++) labels = labels " " order[l]
+	print "references: limit-depth8 to baseline-depth8, every other one to baseline" > table
 	print labels > (svgdata ".labels")
-}' "$out/summary.txt"
+}' "$out/boots.txt"
+cat "$out/table.txt"
 
 if command -v gnuplot > /dev/null; then
 	labels=$(awk 'NR == 1 { $1 = ""; print }' "$out/ratios.dat.labels")
@@ -97,7 +141,7 @@ if command -v gnuplot > /dev/null; then
 		echo "set title 'tmpfs cost relative to the unpatched kernel (min ns/op, QEMU -icount)'"
 		echo "set style data histograms; set style histogram clustered gap 1"
 		echo "set style fill solid 0.8 border -1; set boxwidth 0.9"
-		echo "set ylabel 'ratio to baseline'; set yrange [0.9:*]; set grid ytics"
+		echo "set ylabel 'ratio to its reference'; set yrange [0.98:*]; set grid ytics"
 		echo "set key outside right; set xtics rotate by -30"
 		printf "plot "
 		i=2
@@ -112,4 +156,4 @@ if command -v gnuplot > /dev/null; then
 else
 	echo "bench: gnuplot is missing (make deps installs it): no chart"
 fi
-echo "bench: $out/results.csv"
+echo "bench: $out/results.csv, $out/table.txt"
