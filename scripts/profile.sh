@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # make profile: where the patched kernel's extra instructions go. Runs
 # tmpfs_bench (one repetition of every workload, CONFIG: plain by
-# default) on the baseline and on the patched kernel under QEMU -icount
-# with a TCG plugin that counts the kernel instructions each translation
-# block executes (scripts/insn-profile/insn_profile.c), then prints the
-# functions whose instruction counts differ most between the two.
+# default; notmpfs: plain on the patched kernel booted with
+# cgroup.memory=notmpfs) on the baseline and on the patched kernel under
+# QEMU -icount with a TCG plugin that counts the kernel instructions each
+# translation block executes (scripts/insn-profile/insn_profile.c), then
+# prints the functions whose instruction counts differ most between the
+# two.
 #
 # The plugin is built against qemu-plugin.h of the installed QEMU's
 # source package (apt-get source, from the machine's Debian mirror with a
@@ -12,6 +14,12 @@
 #   usage: profile.sh BZIMAGE BASE_BZIMAGE INITRD OUTDIR CONFIG WATCHDOG
 set -euo pipefail
 patched=$1 baseline=$2 initrd=$3 out=$4 config=$5 watchdog=$6
+# notmpfs: the plain workloads, the patched kernel booted with
+# cgroup.memory=notmpfs (as make bench's notmpfs configuration)
+bench_config=$config patched_append=
+if [ "$config" = notmpfs ]; then
+	bench_config=plain patched_append=cgroup.memory=notmpfs
+fi
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$here")
 mkdir -p "$out"
@@ -35,13 +43,13 @@ gcc -shared -fPIC -O2 -Wall -Werror -I"$(dirname "$header")" \
 	-o "$out/insn_profile.so" "$here/insn-profile/insn_profile.c"
 
 for which in baseline patched; do
-	kernel=$patched
-	[ $which = baseline ] && kernel=$baseline
-	echo "profile: $which kernel, tmpfs_bench $config, one repetition under -icount"
+	kernel=$patched append=$patched_append
+	[ $which = baseline ] && kernel=$baseline append=
+	echo "profile: $which kernel${append:+ ($append)}, tmpfs_bench $bench_config, one repetition under -icount"
 	"$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode bench \
 		--logdir "$out/$which" --timeout "$watchdog" --icount \
 		--plugin "$out/insn_profile.so,out=$out/$which.tsv" \
-		--append "harness.bench=$config harness.reps=1" > /dev/null
+		--append "harness.bench=$bench_config harness.reps=1${append:+ $append}" > /dev/null
 	cp "$(dirname "$kernel")/../../../System.map" "$out/$which.map"
 done
 
