@@ -71,7 +71,7 @@ help:
 	@echo "make bench        tmpfs workloads on both kernels under QEMU -icount, interleaved"
 	@echo "                  boots: ratios, build/bench/results.csv [BENCH_ROUNDS=3 BENCH_REPS=5]"
 	@echo "make profile      instructions per kernel function, baseline vs patched, under"
-	@echo "                  a QEMU plugin (where the charge's cost goes) [PROFILE_CONFIG=plain|notmpfs|...]"
+	@echo "                  a QEMU plugin (where the charge's cost goes) [PROFILE_CONFIG=plain|LABEL]"
 	@echo "make check-harness  prove that check fails on a failing test, a panic, a hang"
 	@echo "make print-kernel print the path of the patched bzImage"
 	@echo "make export-series  write patches/ from the commits of build/linux"

@@ -32,18 +32,8 @@ if [ "$rounds" -gt 0 ] && [ "$reps" -lt 1 ]; then
 	exit 2
 fi
 
-# label  kernel  guest config  kernel command line  reference (of the
-# ratio; the first configuration is the reference of every other one)
-runs=(
-	"baseline baseline plain - -"
-	"patched patched plain - baseline"
-	"notmpfs patched plain cgroup.memory=notmpfs baseline"
-	"limit-depth1 patched limit1 - baseline"
-	"baseline-depth8 baseline nest8 - baseline"
-	"limit-depth8 patched limit8 - baseline-depth8"
-	"usrquota baseline usrquota - baseline"
-	"size baseline size - baseline"
-)
+# the configurations: runs=("LABEL KERNEL CONFIG CMDLINE REFERENCE" ...)
+. "$here/bench-configs.sh"
 
 if [ "$rounds" -gt 0 ]; then
 	: > "$out/boots.txt"

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # make profile: where the patched kernel's extra instructions go. Runs
-# tmpfs_bench (one repetition of every workload, CONFIG: plain by
-# default; notmpfs: plain on the patched kernel booted with
-# cgroup.memory=notmpfs) on the baseline and on the patched kernel under
-# QEMU -icount with a TCG plugin that counts the kernel instructions each
+# tmpfs_bench (one repetition of every workload) on the baseline and on
+# the patched kernel under QEMU -icount with a TCG plugin that counts the kernel instructions each
 # translation block executes (scripts/insn-profile/insn_profile.c), then
 # prints the functions whose instruction counts differ most between the
 # two.
+#
+# CONFIG is a guest configuration of tmpfs_bench (plain, limit1, nest8,
+# size, ...), run on both kernels; or a label of make bench whose kernel
+# is the patched one (patched, notmpfs, limit-depth8, ...:
+# scripts/bench-configs.sh): its guest configuration and command line on
+# the patched kernel, those of its reference on the baseline, the pair
+# make bench divides.
 #
 # The plugin is built against qemu-plugin.h of the installed QEMU's
 # source package (apt-get source, from the machine's Debian mirror with a
@@ -14,14 +19,25 @@
 #   usage: profile.sh BZIMAGE BASE_BZIMAGE INITRD OUTDIR CONFIG WATCHDOG
 set -euo pipefail
 patched=$1 baseline=$2 initrd=$3 out=$4 config=$5 watchdog=$6
-# notmpfs: the plain workloads, the patched kernel booted with
-# cgroup.memory=notmpfs (as make bench's notmpfs configuration)
-bench_config=$config patched_append=
-if [ "$config" = notmpfs ]; then
-	bench_config=plain patched_append=cgroup.memory=notmpfs
-fi
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$here")
+
+# what each kernel boots with: "GUEST_CONFIG CMDLINE" (CMDLINE - for none)
+. "$here/bench-configs.sh"
+bench_run() {	# the runs=() line of a label
+	local run
+	for run in "${runs[@]}"; do
+		[ "${run%% *}" = "$1" ] && { echo "$run"; return 0; }
+	done
+	return 1
+}
+boot_patched="$config -" boot_baseline="$config -"
+if run=$(bench_run "$config") && [ "$(echo "$run" | cut -d' ' -f2)" = patched ]; then
+	read -r _ _ guest cmdline ref <<< "$run"
+	boot_patched="$guest $cmdline"
+	read -r _ _ guest cmdline _ <<< "$(bench_run "$ref")"
+	boot_baseline="$guest $cmdline"
+fi
 mkdir -p "$out"
 out=$(realpath "$out")
 
@@ -43,13 +59,16 @@ gcc -shared -fPIC -O2 -Wall -Werror -I"$(dirname "$header")" \
 	-o "$out/insn_profile.so" "$here/insn-profile/insn_profile.c"
 
 for which in baseline patched; do
-	kernel=$patched append=$patched_append
-	[ $which = baseline ] && kernel=$baseline append=
-	echo "profile: $which kernel${append:+ ($append)}, tmpfs_bench $bench_config, one repetition under -icount"
+	kernel=$patched boot=$boot_patched
+	[ $which = baseline ] && kernel=$baseline boot=$boot_baseline
+	read -r guest cmdline <<< "$boot"
+	append=
+	[ "$cmdline" = - ] || append=" $cmdline"
+	echo "profile: $which kernel${append:+ ($cmdline)}, tmpfs_bench $guest, one repetition under -icount"
 	"$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode bench \
 		--logdir "$out/$which" --timeout "$watchdog" --icount \
 		--plugin "$out/insn_profile.so,out=$out/$which.tsv" \
-		--append "harness.bench=$bench_config harness.reps=1${append:+ $append}" > /dev/null
+		--append "harness.bench=$guest harness.reps=1$append" > /dev/null
 	cp "$(dirname "$kernel")/../../../System.map" "$out/$which.map"
 done
 
