@@ -59,6 +59,8 @@ help:
 	@echo "make kernel       unpack the tree, apply patches/series, build bzImage"
 	@echo "make baseline     the same kernel without the series"
 	@echo "make demo         boot the patched kernel and show memory.tmpfs (default)"
+	@echo "make hole         a cgroup (memory.max 64M) creating empty files in /tmp, on the"
+	@echo "                  baseline and the patched kernel (memory.tmpfs.inodes.max 20000)"
 	@echo "make check        run every test on the patched kernel; N passed, N failed"
 	@echo "make shell        interactive guest on the patched kernel"
 	@echo "make run-guest SCRIPT=path [FILES=dir] [KERNEL=baseline]"
@@ -139,6 +141,7 @@ guest-programs: kernel
 		RUNNER=$(abspath $(GUEST)/harness/ktap-run) \
 		STRESS=$(abspath $(GUEST)/harness/tmpfs_stress) \
 		BENCH=$(abspath $(GUEST)/harness/tmpfs_bench) \
+		HOLE=$(abspath $(GUEST)/hole/tmpfs_hole) \
 		INTEGRATION=$(abspath $(GUEST)/integration) \
 		BOTH=$(abspath $(GUEST)/both) \
 		KSRC=$(abspath $(TREE)) KHDR=$(abspath $(KOUT)/usr/include)
@@ -255,7 +258,8 @@ DEBUG_EXPECT := cgroup-tests:$(GUEST)/cgroup-tests both:$(GUEST)/both stress:qem
 # kernel without the memory controller: qemu-boot/suites/nomemcg), a boot
 # with cgroup.memory=notmpfs (qemu-boot/suites/notmpfs, and the kernel's
 # cgroup selftests but test_tmpfs, compared with the baseline kernel's
-# run), and the sum of the three verdicts
+# run), one with cgroup.memory=nokmem (test_tmpfs_inodes), and the sum of
+# the four verdicts
 check: kernel $(INITRAMFS)/check.cpio
 	@EXPECT="$(CHECK_EXPECT)" scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check.cpio $(RUNS)/check \
 		$(WATCHDOG) $(RUNS)/baseline/records.tsv check $(STRESS_APPEND); \
@@ -267,8 +271,10 @@ check: kernel $(INITRAMFS)/check.cpio
 		> $(RUNS)/baseline/records-notmpfs.tsv; \
 	scripts/check.sh $(BZIMAGE) $(INITRAMFS)/check.cpio $(RUNS)/check-notmpfs $(WATCHDOG) \
 		$(RUNS)/baseline/records-notmpfs.tsv notmpfs cgroup.memory=notmpfs; \
+	EXPECT=nokmem:$(GUEST)/cgroup-tests/test_tmpfs_inodes scripts/check.sh $(BZIMAGE) \
+		$(INITRAMFS)/check.cpio $(RUNS)/check-nokmem $(WATCHDOG) /dev/null nokmem cgroup.memory=nokmem; \
 	echo; scripts/sum-verdicts.sh $(RUNS)/check/verdict.txt $(RUNS)/check-nomemcg/verdict.txt \
-		$(RUNS)/check-notmpfs/verdict.txt
+		$(RUNS)/check-notmpfs/verdict.txt $(RUNS)/check-nokmem/verdict.txt
 
 ifeq ($(PEERS),0)
 check-debug: kernel-debug $(INITRAMFS)/tests.cpio
@@ -325,6 +331,11 @@ profile: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
 		$(PROFILE_CONFIG) $(WATCHDOG)
 
 # what the charge costs: ratios to the baseline kernel, side by side
+# the empty-file hole, before (baseline) and after (memory.tmpfs.inodes.max)
+hole: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
+	@scripts/hole.sh $(BZIMAGE) $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio $(GUEST)/hole \
+		$(RUNS)/hole $(WATCHDOG)
+
 bench: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
 	@scripts/bench.sh $(BZIMAGE) $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio $(BUILD)/bench \
 		$(BENCH_ROUNDS) $(BENCH_REPS) $(WATCHDOG)
@@ -341,4 +352,4 @@ distclean:
 FORCE:
 
 .PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug check-integration check-tools check-systemd bench profile print-kernel export-series bisect config-matrix guest-programs initramfs \
-	baseline-selftests check demo shell run-guest check-harness clean distclean FORCE
+	baseline-selftests check demo hole shell run-guest check-harness clean distclean FORCE
