@@ -5,7 +5,14 @@
  * Workers in cgroups nested three deep with mixed memory.tmpfs.max write,
  * pwrite, store through shared mappings, fallocate, punch holes,
  * truncate, unlink, rename and splice, on /tmp, /dev/shm and a huge=always
- * tmpfs. Meanwhile a migrator moves them between cgroups, a churner
+ * tmpfs; and create and remove empty files and fifos, directories, short
+ * symlinks (no data page) and long ones (one page, charged like data),
+ * hard links and renames of them, under memory.tmpfs.inodes.max limits
+ * set before the run (EDQUOT on creation is the expected error). Each
+ * inode carries the leaf cgroup that created it (charged it): in its
+ * mode's low bits, or the symlink's target. Meanwhile a migrator moves
+ * them between cgroups (a worker only between two of its creations, so
+ * that it knows the leaf each one charged), a churner
  * creates cgroups, has them write a file and removes them with the file
  * left, a reclaimer pushes data to swap with memory.reclaim and a limiter
  * raises and lowers limits. A checker freezes the tree a few times a
@@ -13,8 +20,14 @@
  * lowered max below the usage it found, which frees nothing), current is
  * exactly the sum of its children's plus what removed children left, and
  * within memory + swap; and the whole tree's current is exactly the
- * blocks of every file left. At the end every file is removed and every
- * counter must read 0.
+ * blocks of every file left. For inodes, also: memory.tmpfs.inodes.current
+ * <= inodes.max, a leaf's count is exactly the inodes created in it that
+ * are left (counted by walking the directories, a hard link once), a
+ * parent's is its children's plus what removed children left, and
+ * memory.tmpfs.events inodes_fail of a leaf is exactly its workers'
+ * EDQUOTs on creation (give or take those of long symlinks, which may be
+ * the data limit's, and a creation the freeze caught). At the end every
+ * file is removed and every counter must read 0.
  *
  *   tmpfs_stress [-t SECONDS] [-s SEED] [-f]
  *   -t  how long to run (default $TMPFS_STRESS_SECONDS, else 60)
@@ -37,6 +50,10 @@
 
 #define NR_WORKERS	6
 #define NR_FILES	6		/* per worker and directory */
+#define NR_SLOTS	8		/* inode slots, per worker and directory */
+#define SHORT_SYMLINK	24		/* inline in the inode: below 128 */
+#define LONG_SYMLINK	200		/* a page of its own */
+#define MAX_INODES	2048		/* names the checker can see */
 #define FILE_MAX	(4 * MiB)
 #define TREE_MAX	"48M"		/* bounds the whole run */
 #define MAX_CGROUPS	64
@@ -48,32 +65,47 @@ static const char *const dirs[] = { "/tmp/stress", "/dev/shm/stress",
 #define HUGE_DIR	2
 #define CHURN_DIR	"/tmp/stress/churn"
 
+/*
+ * The data operations go to the data files w<worker>_<k>; the inode
+ * operations from OP_CREATE on to the slots n<worker>_<k>, each empty or
+ * holding an empty file or fifo, a directory, a symlink, or a hard link
+ * to one of the worker's files or slots (never a directory).
+ */
 enum op { OP_WRITE, OP_PWRITE, OP_MMAP, OP_FALLOCATE, OP_PUNCH, OP_TRUNCATE,
-	  OP_UNLINK, OP_RENAME, OP_SPLICE, NR_OPS };
+	  OP_UNLINK, OP_RENAME, OP_SPLICE,
+	  OP_CREATE, OP_MKDIR, OP_SYMLINK, OP_LONG_SYMLINK, OP_LINK, OP_REMOVE,
+	  OP_RENAME_INODE, NR_OPS };
 static const char *const op_names[] = { "write", "pwrite", "mmap-store",
-	"fallocate", "punch-hole", "truncate", "unlink", "rename", "splice" };
+	"fallocate", "punch-hole", "truncate", "unlink", "rename", "splice",
+	"create", "mkdir", "symlink", "long-symlink", "link", "remove",
+	"rename-inode" };
 
-/* the fixed tree: name, parent index, initial max; leaves hold workers */
+/*
+ * The fixed tree: name, parent index, initial max, memory.tmpfs.inodes.max
+ * (never changed during the run); leaves hold workers. A worker fills up
+ * to 3 * (NR_FILES + NR_SLOTS) = 42 inodes: the inode limits are hit
+ * all the time, w6's 0 refuses every creation, c2's on behalf of w4 too.
+ */
 static const struct node {
 	const char *name;
 	int parent;
-	const char *max;
+	const char *max, *imax;
 	bool leaf, limiter;	/* the limiter may change its max */
 } tree[] = {
-	/* 0 */ { "",		-1, TREE_MAX,	false, false },
-	/* 1 */ { "p0",		0, "24M",	false, true },
-	/* 2 */ { "p0/c0",	1, "max",	false, false },
-	/* 3 */ { "p0/c0/w0",	2, "4M",	true, true },
-	/* 4 */ { "p0/c0/w1",	2, "max",	true, false },
-	/* 5 */ { "p0/c1",	1, "8M",	false, true },
-	/* 6 */ { "p0/c1/w2",	5, "2M",	true, true },
-	/* 7 */ { "p0/c1/w3",	5, "max",	true, false },
-	/* 8 */ { "p1",		0, "max",	false, false },
-	/* 9 */ { "p1/c2",	8, "16M",	false, true },
-	/* 10 */ { "p1/c2/w4",	9, "max",	true, false },
-	/* 11 */ { "p1/c2/w5",	9, "6M",	true, true },
-	/* 12 */ { "p1/c3",	8, "max",	false, false },
-	/* 13 */ { "p1/c3/w6",	12, "3M",	true, true },
+	/* 0 */ { "",		-1, TREE_MAX,	"max",	false, false },
+	/* 1 */ { "p0",		0, "24M",	"max",	false, true },
+	/* 2 */ { "p0/c0",	1, "max",	"max",	false, false },
+	/* 3 */ { "p0/c0/w0",	2, "4M",	"12",	true, true },
+	/* 4 */ { "p0/c0/w1",	2, "max",	"max",	true, false },
+	/* 5 */ { "p0/c1",	1, "8M",	"max",	false, true },
+	/* 6 */ { "p0/c1/w2",	5, "2M",	"6",	true, true },
+	/* 7 */ { "p0/c1/w3",	5, "max",	"max",	true, false },
+	/* 8 */ { "p1",		0, "max",	"max",	false, false },
+	/* 9 */ { "p1/c2",	8, "16M",	"48",	false, true },
+	/* 10 */ { "p1/c2/w4",	9, "max",	"max",	true, false },
+	/* 11 */ { "p1/c2/w5",	9, "6M",	"20",	true, true },
+	/* 12 */ { "p1/c3",	8, "max",	"max",	false, false },
+	/* 13 */ { "p1/c3/w6",	12, "3M",	"0",	true, true },
 };
 #define NR_NODES ARRAY_SIZE(tree)
 
@@ -89,6 +121,19 @@ struct shared {
 	long cpu_ops[MAX_CPUS];		/* worker operations per cpu run on */
 	long cpu_wrong;			/* ... on another cpu than pinned to */
 	int churn_seq;
+	/*
+	 * The leaf each worker is in, changed by the migrator only under
+	 * the worker's lock, which the worker holds around each creation:
+	 * the leaf a creation charged is known. pend: the leaf of a creation
+	 * in flight (0: none), which may have raised an event not tallied.
+	 */
+	pthread_mutex_t wlock[NR_WORKERS];
+	int leaf[NR_WORKERS], pend[NR_WORKERS];
+	long edq_inode[NR_NODES];	/* EDQUOT on creation, per leaf */
+	long edq_lsym[NR_NODES];	/* ... of a long symlink: either limit */
+	long edquot_data;		/* EDQUOT of the data operations */
+	/* the inodes the checker found: in its last sample, at most */
+	long inodes_seen, links_seen, lsym_seen, inodes_most;
 	/* churn files of removed cgroups: what they left on the parent */
 	struct churn { int parent, live; char path[64]; } churn[512];
 	int nr_churn;
@@ -157,20 +202,33 @@ static sigjmp_buf bus_jmp;
 
 static void on_sigbus(int sig)
 {
+	(void)sig;
 	siglongjmp(bus_jmp, 1);
 }
 
-static void count_errno(int err, enum op op)
+/* the operations that may allocate data, and so get EDQUOT from tmpfs.max */
+static bool data_op(enum op op)
 {
+	return op <= OP_SPLICE && op != OP_UNLINK && op != OP_RENAME;
+}
+
+/* CREATING: ERR is the answer of a creation (an inode charge) */
+static void count_errno(int err, enum op op, bool creating)
+{
+	bool edquot_ok = err == EDQUOT && (creating || data_op(op));
+
 	add(&sh->errs[err > 0 && err < NR_ERRNO ? err : 0], 1);
+	if (err == EDQUOT && !creating && data_op(op))
+		add(&sh->edquot_data, 1);
 	/*
-	 * Without injected faults, only the limit may refuse; and fallocate
-	 * may give up with ENOMEM when reclaim (the reclaimer's
-	 * memory.reclaim) reaches the pages it is still allocating: shmem's
-	 * own rule (shmem_writepage() counts nr_unswapped, shmem_fallocate()
-	 * quits), with or without the series.
+	 * Without injected faults, only the limit may refuse, a creation or
+	 * an allocation of data (never an unlink, rename, link or rmdir);
+	 * and fallocate may give up with ENOMEM when reclaim (the
+	 * reclaimer's memory.reclaim) reaches the pages it is still
+	 * allocating: shmem's own rule (shmem_writepage() counts
+	 * nr_unswapped, shmem_fallocate() quits), with or without the series.
 	 */
-	if (!inject && err != EDQUOT && !(op == OP_FALLOCATE && err == ENOMEM)) {
+	if (!inject && !edquot_ok && !(op == OP_FALLOCATE && err == ENOMEM)) {
 		if (__atomic_add_fetch(&sh->unexpected, 1, __ATOMIC_RELAXED) <= 10)
 			ksft_print_msg("unexpected error: %s from %s\n", strerror(err),
 				       op_names[op]);
@@ -187,7 +245,7 @@ static void count_errno(int err, enum op op)
 static void unmap(void *map, size_t len, enum op op)
 {
 	while (munmap(map, len)) {
-		count_errno(errno, op);
+		count_errno(errno, op, false);
 		add(&sh->munmap_retries, 1);
 	}
 }
@@ -197,7 +255,150 @@ static void file_name(char *buf, size_t n, int dir, int worker, int k)
 	snprintf(buf, n, "%s/w%d_%d", dirs[dir], worker, k);
 }
 
+static void slot_name(char *buf, size_t n, int dir, int worker, int k)
+{
+	snprintf(buf, n, "%s/n%d_%d", dirs[dir], worker, k);
+}
+
 static char data[256 * 1024];
+
+/* A robust lock: a worker killed while it holds it blocks no migration. */
+static void lock_worker(int id)
+{
+	if (pthread_mutex_lock(&sh->wlock[id]) == EOWNERDEAD)
+		pthread_mutex_consistent(&sh->wlock[id]);
+}
+
+/*
+ * Around every call that may create an inode: returns the leaf that the
+ * inode is charged to, the worker's, which the migrator cannot change
+ * until create_end().
+ */
+static int create_begin(int id)
+{
+	int leaf;
+
+	lock_worker(id);
+	leaf = sh->leaf[id];
+	__atomic_store_n(&sh->pend[id], leaf, __ATOMIC_SEQ_CST);
+	return leaf;
+}
+
+/* ERR: the creation's errno, 0 when it succeeded; keeps errno */
+static void create_end(int id, int leaf, int err, bool long_symlink)
+{
+	int saved = errno;
+
+	if (err == EDQUOT)
+		add(long_symlink ? &sh->edq_lsym[leaf] : &sh->edq_inode[leaf], 1);
+	__atomic_store_n(&sh->pend[id], 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&sh->wlock[id]);
+	errno = saved;
+}
+
+/* the target of a symlink created in LEAF: "L<leaf>:" and padding */
+static void symlink_target(char *buf, int leaf, int len)
+{
+	int n = snprintf(buf, len + 1, "L%d:", leaf);
+
+	memset(buf + n, 'x', len - n);
+	buf[len] = 0;
+}
+
+/* Remove what PATH names, a directory too; nothing there is fine. */
+static int remove_path(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -1;
+	return S_ISDIR(st.st_mode) ? rmdir(path) : unlink(path);
+}
+
+/*
+ * The inode operations, on the worker's own slots: only this worker
+ * touches them, so it knows what is there, and a creation first removes
+ * what the slot holds. A creation's only expected error is EDQUOT; other
+ * errors (ENOENT of a slot found empty aside) count as unexpected.
+ */
+static void inode_op(int id, unsigned int *seed, int dir, enum op op)
+{
+	char path[PATH_MAX], other[PATH_MAX], target[LONG_SYMLINK + 1];
+	struct stat st, st2;
+	int leaf, r = 0, err, fd;
+
+	slot_name(path, sizeof(path), dir, id, rand_r(seed) % NR_SLOTS);
+	switch (op) {
+	case OP_REMOVE:
+		if (remove_path(path))
+			count_errno(errno, op, false);
+		return;
+	case OP_RENAME_INODE:
+		slot_name(other, sizeof(other), dir, id, rand_r(seed) % NR_SLOTS);
+		if (lstat(path, &st)) {
+			if (errno != ENOENT)
+				count_errno(errno, op, false);
+			return;
+		}
+		/* a directory may replace only an (empty) directory */
+		if (!lstat(other, &st2) && S_ISDIR(st.st_mode) != S_ISDIR(st2.st_mode) &&
+		    remove_path(other)) {
+			count_errno(errno, op, false);
+			return;
+		}
+		if (rename(path, other))
+			count_errno(errno, op, false);
+		return;
+	case OP_LINK:
+		/* to a data file or a slot of this worker: no new inode */
+		if (rand_r(seed) % 2)
+			file_name(other, sizeof(other), dir, id, rand_r(seed) % NR_FILES);
+		else
+			slot_name(other, sizeof(other), dir, id, rand_r(seed) % NR_SLOTS);
+		if (lstat(other, &st)) {
+			if (errno != ENOENT)
+				count_errno(errno, op, false);
+			return;
+		}
+		if (S_ISDIR(st.st_mode) || !strcmp(path, other))
+			return;
+		if (remove_path(path) || link(other, path))
+			count_errno(errno, op, false);
+		return;
+	default:
+		break;
+	}
+	if (remove_path(path)) {
+		count_errno(errno, op, false);
+		return;
+	}
+	leaf = create_begin(id);
+	switch (op) {
+	case OP_CREATE:
+		/* the mode's low bits name the leaf: the worker's umask is 0 */
+		if (rand_r(seed) % 2) {
+			fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600 | leaf);
+			r = fd < 0 ? -1 : close(fd);
+		} else {
+			r = mknod(path, S_IFIFO | 0600 | leaf, 0);
+		}
+		break;
+	case OP_MKDIR:
+		r = mkdir(path, 0700 | leaf);
+		break;
+	case OP_SYMLINK:
+	case OP_LONG_SYMLINK:
+		symlink_target(target, leaf, op == OP_SYMLINK ? SHORT_SYMLINK : LONG_SYMLINK);
+		r = symlink(target, path);
+		break;
+	default:
+		break;
+	}
+	err = r ? errno : 0;
+	create_end(id, leaf, err, op == OP_LONG_SYMLINK);
+	if (err)
+		count_errno(err, op, true);
+}
 
 static void worker_op(int id, unsigned int *seed)
 {
@@ -209,27 +410,35 @@ static void worker_op(int id, unsigned int *seed)
 	int fd = -1, p[2];
 	char *map;
 	long r = 0;
+	int leaf;
 
+	add(&sh->ops[op], 1);
+	if (op >= OP_CREATE) {
+		inode_op(id, seed, dir, op);
+		return;
+	}
 	if (off + len > FILE_MAX)
 		len = FILE_MAX - off;
 	file_name(path, sizeof(path), dir, id, rand_r(seed) % NR_FILES);
-	add(&sh->ops[op], 1);
 	switch (op) {
 	case OP_UNLINK:
 		if (unlink(path) && errno != ENOENT)
-			count_errno(errno, op);
+			count_errno(errno, op, false);
 		return;
 	case OP_RENAME:
 		file_name(other, sizeof(other), dir, id, rand_r(seed) % NR_FILES);
 		if (rename(path, other) && errno != ENOENT)
-			count_errno(errno, op);
+			count_errno(errno, op, false);
 		return;
 	default:
 		break;
 	}
-	fd = open(path, O_CREAT | O_RDWR, 0600);
+	/* may create the file: its inode is charged, its mode names the leaf */
+	leaf = create_begin(id);
+	fd = open(path, O_CREAT | O_RDWR, 0600 | leaf);
+	create_end(id, leaf, fd < 0 ? errno : 0, false);
 	if (fd < 0) {
-		count_errno(errno, op);
+		count_errno(errno, op, true);
 		return;
 	}
 	switch (op) {
@@ -289,7 +498,7 @@ static void worker_op(int id, unsigned int *seed)
 		break;
 	}
 	if (r < 0)
-		count_errno(errno, op);
+		count_errno(errno, op, false);
 	close(fd);
 }
 
@@ -341,6 +550,7 @@ static void worker(int id)
 	 */
 	if (pin_worker(id))
 		exit(2);
+	umask(0);
 	memset(data, 0x6b, sizeof(data));
 	memset(altstack, 0, sizeof(altstack));
 	prefault_stack();
@@ -383,8 +593,12 @@ static void migrator(unsigned int seed)
 		int leaf = leaves[rand_r(&seed) % ARRAY_SIZE(leaves)];
 
 		pthread_mutex_lock(&sh->ctl);
-		if (!cg_enter(cgpath[leaf], workers[w]))
+		lock_worker(w);		/* between two of its creations */
+		if (!cg_enter(cgpath[leaf], workers[w])) {
+			sh->leaf[w] = leaf;
 			add(&sh->migrations, 1);
+		}
+		pthread_mutex_unlock(&sh->wlock[w]);
 		pthread_mutex_unlock(&sh->ctl);
 		sleep_ms(20);
 	}
@@ -436,6 +650,7 @@ static int churn_writer(const char *cgroup, void *arg)
 {
 	int fd = open(arg, O_CREAT | O_TRUNC | O_WRONLY, 0600);
 
+	(void)cgroup;
 	if (fd < 0)
 		return 0;
 	write_pattern(fd, 0, 64 * KiB + (getpid() % 8) * 64 * KiB);	/* may hit a limit */
@@ -505,26 +720,93 @@ static int freeze(int on)
 	return 0;
 }
 
-/* bytes of every file under DIR (blocks of 512) */
-static long dir_blocks(const char *dir)
+/* what the checker sees of the inodes of the run: one entry a name */
+static struct seen {
+	dev_t dev;
+	ino_t ino;
+	int owner;		/* the leaf that created it; 0: a churn file */
+	long bytes;		/* its blocks, but for a directory's */
+	bool long_symlink;
+} seen[MAX_INODES];
+
+static int seen_cmp(const void *a, const void *b)
+{
+	const struct seen *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/*
+ * The leaf that created a worker's inode: the low bits of its mode, or
+ * for a symlink its target's "L<leaf>:"; -1 when none is there.
+ */
+static int inode_owner(const char *path, const struct stat *st)
+{
+	char target[LONG_SYMLINK + 8];
+	ssize_t n;
+	int owner;
+
+	if (S_ISLNK(st->st_mode)) {
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			return -1;
+		target[n] = 0;
+		if (sscanf(target, "L%d:", &owner) != 1)
+			return -1;
+	} else {
+		owner = st->st_mode & 077;
+	}
+	if (owner <= 0 || owner >= (int)NR_NODES || !tree[owner].leaf)
+		return -1;
+	return owner;
+}
+
+/*
+ * Append the names of DIR (but CHURN_DIR, walked on its own) to seen[]
+ * from *N on; CHURN: files of the churner's cgroups. Returns the number
+ * of names whose inode carries no leaf.
+ */
+static int walk_dir(const char *dir, bool churn, int *n, bool report)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
 	struct stat st;
-	long sum = 0;
+	int bad = 0;
 	DIR *d = opendir(dir);
 
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
+		struct seen *e = &seen[*n];
+
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (!lstat(path, &st) && S_ISREG(st.st_mode))
-			sum += st.st_blocks * 512;
+		if (!strcmp(path, CHURN_DIR) || lstat(path, &st))
+			continue;
+		if (*n == MAX_INODES) {
+			bad++;
+			if (report)
+				violation("more than %d names in the stress directories", MAX_INODES);
+			break;
+		}
+		e->dev = st.st_dev;
+		e->ino = st.st_ino;
+		e->bytes = S_ISDIR(st.st_mode) ? 0 : st.st_blocks * 512;
+		e->long_symlink = S_ISLNK(st.st_mode) && st.st_size >= 128;
+		e->owner = churn ? 0 : inode_owner(path, &st);
+		if (e->owner < 0) {
+			bad++;
+			if (report)
+				violation("%s: mode %o names no leaf cgroup", path, st.st_mode);
+			continue;
+		}
+		(*n)++;
 	}
 	closedir(d);
-	return sum;
+	return bad;
 }
 
 /*
@@ -563,6 +845,154 @@ static void report_deleted_mappings(void)
 		ksft_print_msg("no task maps an unlinked file of the run\n");
 }
 
+/* memory_localevents: events stay on the cgroup they happen to */
+static bool localevents;
+/* a memory.tmpfs.inodes.max whose inodes_max events this node shows */
+static bool ilimited[NR_NODES];
+
+static long read_limit(const char *cg, const char *file)
+{
+	if (!cg_read_strcmp(cg, file, "max\n"))
+		return LONG_MAX;
+	return cg_read_long(cg, file);
+}
+
+/*
+ * The inode checks of one pass (the bytes' are check_once()'s): exact
+ * counts per leaf, sums per parent, limits, events. Returns the number
+ * of failed checks.
+ */
+static int check_inodes(bool final, bool report, long *files)
+{
+	long icur[NR_NODES], imax[NR_NODES], isum[NR_NODES] = { 0 }, iown[NR_NODES] = { 0 };
+	long count[NR_NODES] = { 0 }, fail[NR_NODES], maxev[NR_NODES];
+	long fsum[NR_NODES] = { 0 }, msum[NR_NODES] = { 0 };
+	long inodes = 0, links = 0, lsym = 0;
+	int bad = 0, n = 0, i, w;
+
+	for (i = 0; i < (int)ARRAY_SIZE(dirs); i++)
+		bad += walk_dir(dirs[i], false, &n, report);
+	bad += walk_dir(CHURN_DIR, true, &n, report);
+	/* an inode once, whatever its hard links */
+	qsort(seen, n, sizeof(seen[0]), seen_cmp);
+	for (i = 0; i < n; i++) {
+		if (i && !seen_cmp(&seen[i - 1], &seen[i])) {
+			links++;
+			continue;
+		}
+		inodes++;
+		*files += seen[i].bytes;
+		count[seen[i].owner]++;
+		lsym += seen[i].long_symlink;
+	}
+	for (i = 0; i < (int)NR_NODES; i++) {
+		icur[i] = cg_read_long(cgpath[i], "memory.tmpfs.inodes.current");
+		imax[i] = read_limit(cgpath[i], "memory.tmpfs.inodes.max");
+		fail[i] = cg_read_key_long(cgpath[i], "memory.tmpfs.events", "inodes_fail ");
+		maxev[i] = cg_read_key_long(cgpath[i], "memory.tmpfs.events", "inodes_max ");
+	}
+	for (i = 0; i < sh->nr_churn; i++) {
+		struct stat st;
+
+		if (sh->churn[i].live && !stat(sh->churn[i].path, &st))
+			iown[sh->churn[i].parent]++;
+	}
+	for (i = 1; i < (int)NR_NODES; i++) {
+		isum[tree[i].parent] += icur[i];
+		fsum[tree[i].parent] += fail[i];
+		msum[tree[i].parent] += maxev[i];
+	}
+
+	for (i = 0; i < (int)NR_NODES; i++) {
+		long lo, hi;
+
+		add(&sh->checks, 4);
+		if (icur[i] < 0 || icur[i] > 1L << 30 || fail[i] < 0 || maxev[i] < 0) {
+			bad++;
+			if (report)
+				violation("%s: memory.tmpfs.inodes.current %ld, events inodes_fail %ld inodes_max %ld",
+					  cgpath[i], icur[i], fail[i], maxev[i]);
+			continue;
+		}
+		/* invariant 1: inodes.max was set before the run, never changed */
+		if (icur[i] > imax[i]) {
+			bad++;
+			if (report)
+				violation("%s: inodes.current %ld > inodes.max %ld", cgpath[i],
+					  icur[i], imax[i]);
+		}
+		/* invariant 2, and exactly what was created in a leaf */
+		if (!tree[i].leaf && icur[i] != isum[i] + iown[i]) {
+			bad++;
+			if (report)
+				violation("%s: inodes.current %ld != children %ld + removed children's files %ld",
+					  cgpath[i], icur[i], isum[i], iown[i]);
+		}
+		if (tree[i].leaf && icur[i] != count[i]) {
+			bad++;
+			if (report)
+				violation("%s: inodes.current %ld != %ld inodes created in it and left",
+					  cgpath[i], icur[i], count[i]);
+		}
+		/*
+		 * Events: a leaf's inodes_fail counts its workers' EDQUOTs on
+		 * creation, plus perhaps those of long symlinks (the data limit
+		 * may have refused their page: "fail" then) and of a creation
+		 * the freeze caught before its worker tallied it.
+		 */
+		if (tree[i].leaf) {
+			lo = sh->edq_inode[i];
+			hi = lo + sh->edq_lsym[i];
+			for (w = 0; w < NR_WORKERS; w++)
+				hi += __atomic_load_n(&sh->pend[w], __ATOMIC_SEQ_CST) == i;
+			if (fail[i] < lo || fail[i] > hi) {
+				bad++;
+				if (report)
+					violation("%s: events inodes_fail %ld, its workers got EDQUOT on creation %ld times (and %ld on long symlinks, %ld in flight)",
+						  cgpath[i], fail[i], lo, sh->edq_lsym[i], hi - lo - sh->edq_lsym[i]);
+			}
+		}
+		if (!ilimited[i] && maxev[i]) {
+			bad++;
+			if (report)
+				violation("%s: events inodes_max %ld without an inodes.max %s",
+					  cgpath[i], maxev[i], localevents ? "of its own" : "in its subtree");
+		}
+		/* what happens in a subtree shows on its root, one max a fail */
+		if (!localevents && (maxev[i] > fail[i] ||
+				     (!tree[i].leaf && (fail[i] < fsum[i] || maxev[i] < msum[i])))) {
+			bad++;
+			if (report)
+				violation("%s: events inodes_max %ld inodes_fail %ld, children's %ld and %ld",
+					  cgpath[i], maxev[i], fail[i], msum[i], fsum[i]);
+		}
+	}
+	add(&sh->checks, 1);
+	if (icur[0] != inodes) {
+		bad++;
+		if (report)
+			violation("%s: inodes.current %ld != inodes of all files %ld", base, icur[0], inodes);
+	}
+	if (final) {
+		for (i = 0; i < (int)NR_NODES; i++) {
+			add(&sh->checks, 1);
+			if (icur[i] != 0) {
+				bad++;
+				if (report)
+					violation("end: %s: inodes.current %ld, expected 0", cgpath[i], icur[i]);
+			}
+		}
+	}
+	if (!describing) {
+		sh->inodes_seen = inodes;
+		sh->links_seen = links;
+		sh->lsym_seen = lsym;
+		if (inodes > sh->inodes_most)
+			sh->inodes_most = inodes;
+	}
+	return bad;
+}
+
 /* One pass over the frozen tree; returns the number of failed checks. */
 static int check_once(bool final, bool report)
 {
@@ -584,9 +1014,8 @@ static int check_once(bool final, bool report)
 	}
 	for (i = 1; i < (int)NR_NODES; i++)
 		sum[tree[i].parent] += cur[i];
-	for (i = 0; i < (int)ARRAY_SIZE(dirs); i++)
-		files += dir_blocks(dirs[i]);
-	files += dir_blocks(CHURN_DIR);
+	/* the data of every inode left (long symlinks too), and the inodes */
+	bad += check_inodes(final, report, &files);
 
 	for (i = 0; i < (int)NR_NODES; i++) {
 		add(&sh->checks, 4);
@@ -770,12 +1199,37 @@ static int make_tree(const char *root)
 			 i ? "/" : "", tree[i].name);
 		if (cg_create(cgpath[i]) ||
 		    (!tree[i].leaf && cg_write(cgpath[i], "cgroup.subtree_control", "+memory")) ||
-		    cg_write(cgpath[i], "memory.tmpfs.max", (char *)tree[i].max)) {
+		    cg_write(cgpath[i], "memory.tmpfs.max", (char *)tree[i].max) ||
+		    cg_write(cgpath[i], "memory.tmpfs.inodes.max", (char *)tree[i].imax)) {
 			ksft_print_msg("creating %s: %s\n", cgpath[i], strerror(errno));
 			return -1;
 		}
 	}
+	/* where inodes_max events may show: on the limit, or above it too */
+	for (i = NR_NODES - 1; i >= 0; i--) {
+		if (strcmp(tree[i].imax, "max"))
+			ilimited[i] = true;
+		if (i && ilimited[i] && !localevents)
+			ilimited[tree[i].parent] = true;
+	}
 	return 0;
+}
+
+/* Is the cgroup2 mount at ROOT mounted with memory_localevents? */
+static bool mounted_localevents(const char *root)
+{
+	char mnt[PATH_MAX], type[64], opts[1024];
+	bool found = false;
+	FILE *f = fopen("/proc/mounts", "r");
+
+	if (!f)
+		return false;
+	while (fscanf(f, "%*s %4095s %63s %1023s %*d %*d", mnt, type, opts) == 3)
+		if (!strcmp(type, "cgroup2") && !strcmp(mnt, root) &&
+		    strstr(opts, "memory_localevents"))
+			found = true;
+	fclose(f);
+	return found;
 }
 
 static void remove_tree(void)
@@ -807,7 +1261,9 @@ static void remove_files(void)
 			if (de->d_name[0] == '.')
 				continue;
 			snprintf(path, sizeof(path), "%s/%s", all[i], de->d_name);
-			unlink(path);
+			/* the workers' directories are empty */
+			if (unlink(path) && errno == EISDIR && strcmp(path, CHURN_DIR))
+				rmdir(path);
 		}
 		if (d)
 			closedir(d);
@@ -849,7 +1305,7 @@ static int at_least(const char *what, long count, long min)
  */
 static int too_few(void)
 {
-	long control = seconds / 10 > 1 ? seconds / 10 : 1;
+	long control = seconds / 10 > 1 ? seconds / 10 : 1, edq_inode = 0;
 	int bad = 0, k;
 
 	for (k = 0; k < NR_OPS; k++)
@@ -865,7 +1321,10 @@ static int too_few(void)
 			       sh->cpu_wrong);
 		bad++;
 	}
-	bad += at_least("EDQUOT errors", sh->errs[EDQUOT], 10);
+	for (k = 0; k < (int)NR_NODES; k++)
+		edq_inode += sh->edq_inode[k];
+	bad += at_least("EDQUOT errors of data", sh->edquot_data, 10);
+	bad += at_least("EDQUOT errors on inode creation", edq_inode, 10);
 	bad += at_least("SIGBUS", sh->sigbus, 1);
 	bad += at_least("migrations", sh->migrations, control);
 	bad += at_least("cgroups created", sh->cg_created, control);
@@ -891,6 +1350,7 @@ int main(int argc, char **argv)
 	pid_t helpers[4];
 	pthread_mutexattr_t ma;
 	long injected = 0, t0, next, run_violations, dying;
+	long inodes_left, links_left, lsym_left, edq_inode = 0, edq_lsym = 0;
 	int opt, i, end_bad, worker_bad = 0, status;
 	size_t k;
 
@@ -933,26 +1393,39 @@ int main(int argc, char **argv)
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
 	pthread_mutex_init(&sh->ctl, &ma);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	for (i = 0; i < NR_WORKERS; i++)
+		pthread_mutex_init(&sh->wlock[i], &ma);
 
 	if (mkdir(dirs[0], 0755) || mkdir(dirs[1], 0755) || mkdir(dirs[2], 0755) ||
 	    mkdir(CHURN_DIR, 0755) ||
 	    mount("tmpfs", dirs[HUGE_DIR], "tmpfs", 0, "huge=always"))
 		ksft_exit_fail_msg("stress directories: %s\n", strerror(errno));
 	dying = nr_dying(root);
+	localevents = mounted_localevents(root);
 	if (make_tree(root))
 		ksft_exit_fail_msg("cannot build the cgroup tree\n");
 	if (inject && faults_on())
 		ksft_exit_fail_msg("fault injection unavailable (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, debugfs)\n");
 	ksft_print_msg("stress: %d s, seed %u, %d workers, %zu cgroups (3 levels), tree max %s, fault injection %s\n",
 		       seconds, run_seed, NR_WORKERS, NR_NODES, TREE_MAX, inject ? "on" : "off");
+	ksft_print_msg("inodes.max:");
+	for (i = 0; i < (int)NR_NODES; i++)
+		if (strcmp(tree[i].imax, "max"))
+			printf(" %s %s", tree[i].name, tree[i].imax);
+	printf(", %s events\n", localevents ? "local" : "hierarchical");
 
 	for (i = 0; i < NR_WORKERS; i++) {
 		static const int start[] = { 3, 4, 6, 7, 10, 11 };
 
 		workers[i] = fork();
 		if (workers[i] == 0) {
+			/* not while the migrator moves it: it would not know where */
+			lock_worker(i);
 			if (cg_enter_current(cgpath[start[i]]))
 				exit(3);
+			sh->leaf[i] = start[i];
+			pthread_mutex_unlock(&sh->wlock[i]);
 			worker(i);
 		}
 	}
@@ -995,6 +1468,9 @@ int main(int argc, char **argv)
 
 	/* all stopped: a last check, then everything goes */
 	check(false);
+	inodes_left = sh->inodes_seen;
+	links_left = sh->links_seen;
+	lsym_left = sh->lsym_seen;
 	run_violations = sh->violations;
 	remove_files();
 	for (i = 0; i < sh->nr_churn; i++)
@@ -1011,6 +1487,15 @@ int main(int argc, char **argv)
 		if (sh->errs[k])
 			printf(", %s %ld", k ? strerrorname_np(k) : "other", sh->errs[k]);
 	printf(", munmap retried %ld\n", sh->munmap_retries);
+	for (i = 0; i < (int)NR_NODES; i++) {
+		edq_inode += sh->edq_inode[i];
+		edq_lsym += sh->edq_lsym[i];
+	}
+	ksft_print_msg("inodes: %ld left at the end of the run (%ld hard links more, %ld long symlinks), at most %ld in a sample; EDQUOT on creation %ld, of long symlinks %ld, of data %ld; stress root events inodes_max %ld inodes_fail %ld\n",
+		       inodes_left, links_left, lsym_left, sh->inodes_most, edq_inode,
+		       edq_lsym, sh->edquot_data,
+		       cg_read_key_long(base, "memory.tmpfs.events", "inodes_max "),
+		       cg_read_key_long(base, "memory.tmpfs.events", "inodes_fail "));
 	ksft_print_msg("control: %ld migrations, %ld cgroups created, %ld removed, %ld reclaims, %ld limit changes\n",
 		       sh->migrations, sh->cg_created, sh->cg_removed, sh->reclaims, sh->limits);
 	ksft_print_msg("checker: %ld frozen samples, %ld checks, %ld retried, %ld freeze timeouts, %ld violations\n",
