@@ -165,6 +165,11 @@ static int user_own_limits(struct deleg *d, void *arg)
 	ret |= expect_errno(open(path, O_WRONLY), EACCES, "open own memory.tmpfs.max");
 	snprintf(path, sizeof(path), "%s/memory.tmpfs.max", d->top);
 	ret |= expect_errno(open(path, O_WRONLY), EACCES, "open an ancestor's memory.tmpfs.max");
+	snprintf(path, sizeof(path), "%s/memory.tmpfs.inodes.max", own);
+	ret |= expect_errno(open(path, O_WRONLY), EACCES, "open own memory.tmpfs.inodes.max");
+	snprintf(path, sizeof(path), "%s/memory.tmpfs.inodes.max", d->top);
+	ret |= expect_errno(open(path, O_WRONLY), EACCES,
+			    "open an ancestor's memory.tmpfs.inodes.max");
 	snprintf(path, sizeof(path), "%s/memory.max", own);
 	ret |= expect_errno(open(path, O_WRONLY), EACCES, "open own memory.max");
 	return ret;

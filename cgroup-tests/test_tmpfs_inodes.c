@@ -12,6 +12,8 @@
  */
 #include "tmpfs_util.h"
 
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/ipc.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -834,6 +836,52 @@ out:
 	return teardown(&s, NULL, ret);
 }
 
+/* A refused creation changes memory.tmpfs.events: inotify and poll wake. */
+static int test_inodes_events_notify(const char *root)
+{
+	char dir[] = "/tmp/tmpfs_inodes_notify.XXXXXX";
+	struct create_req r = { dir, "n", 2, 1 };
+	struct setup s = { 0 };
+	int ret = KSFT_FAIL, ino = -1, pfd = -1;
+	char *events = NULL, buf[4096];
+	struct pollfd p[2];
+
+	if (make_dir(dir))
+		return KSFT_FAIL;
+	if (setup(&s, root, "tmpfs_inodes_notify", "max") ||
+	    cg_write(s.cg, INODES_MAX, "1"))
+		goto out;
+	events = cg_control(s.cg, "memory.tmpfs.events");
+	ino = inotify_init1(IN_NONBLOCK);
+	pfd = open(events, O_RDONLY);
+	if (ino < 0 || inotify_add_watch(ino, events, IN_MODIFY) < 0 ||
+	    pfd < 0 || read(pfd, buf, sizeof(buf)) <= 0)
+		goto out;
+	if (cg_run(s.cg, body_create, &r))
+		goto out;
+	p[0] = (struct pollfd){ .fd = ino, .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = pfd, .events = POLLPRI };
+	if (poll(&p[0], 1, 5000) < 0 || poll(&p[1], 1, 5000) < 0)
+		goto out;
+	if (!(p[0].revents & POLLIN) || !(p[1].revents & POLLPRI)) {
+		ksft_print_msg("no wakeup: inotify revents %#x, poll revents %#x\n",
+			       p[0].revents, p[1].revents);
+		goto out;
+	}
+	if (expect_events(s.cg, 0, 0, 1, 1, "after the refusal"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	if (ino >= 0)
+		close(ino);
+	if (pfd >= 0)
+		close(pfd);
+	free(events);
+	remove_files(dir, "n", 2);
+	rmdir(dir);
+	return teardown(&s, NULL, ret);
+}
+
 #define OLD "100"
 
 /* memory.tmpfs.inodes.max: pids.max's parser, without its upper bound */
@@ -962,6 +1010,7 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_inodes_not_charged),
 	TMPFS_TEST(test_inodes_userns),
 	TMPFS_TEST(test_inodes_overlay),
+	TMPFS_TEST(test_inodes_events_notify),
 	TMPFS_TEST(test_inodes_max_parse),
 };
 

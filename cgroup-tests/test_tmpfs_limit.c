@@ -592,7 +592,8 @@ out:
 static int test_root_no_files(const char *root)
 {
 	static const char *const files[] = { "memory.tmpfs.current",
-		"memory.tmpfs.peak", "memory.tmpfs.max", "memory.tmpfs.events" };
+		"memory.tmpfs.peak", "memory.tmpfs.max", "memory.tmpfs.events",
+		"memory.tmpfs.inodes.current", "memory.tmpfs.inodes.max" };
 	struct setup s = { 0 };
 	int ret = KSFT_PASS;
 	size_t i;
