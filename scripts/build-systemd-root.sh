@@ -41,8 +41,8 @@ chroot "$root" dpkg -i "${install[@]}" > "$root.dpkg.log" 2>&1 ||
 	{ tail -n 20 "$root.dpkg.log" >&2; exit 1; }
 rm -rf "$root/tmp/debs"
 core=$(find "$root/usr/lib" -name 'libsystemd-core-*.so' | sed -n 1p)
-[ -n "$core" ] && grep -q TmpfsMax "$core" ||
-	{ echo "systemd-root: the installed systemd has no TmpfsMax (${core:-no libsystemd-core})" >&2; exit 1; }
+[ -n "$core" ] && grep -q TmpfsMax "$core" && grep -q TmpfsInodesMax "$core" ||
+	{ echo "systemd-root: the installed systemd has no TmpfsMax or TmpfsInodesMax (${core:-no libsystemd-core})" >&2; exit 1; }
 
 # /tmp on tmpfs, the test slice, the harness service and the tests
 etc=$root/etc/systemd/system

@@ -4,15 +4,19 @@
  * libcgroup 2.0), the way a program that manages cgroups with it would:
  * create a cgroup with memory.tmpfs.max set, move a task into it, let it
  * write a tmpfs file until EDQUOT, read the files back through the API,
- * raise the limit with cgroup_modify_cgroup(), delete the cgroup.
+ * raise the limit with cgroup_modify_cgroup(), then the same for
+ * memory.tmpfs.inodes.max with a task creating empty files, delete the
+ * cgroup.
  *
  * Every value is exact: 1 MiB limit, 64 KiB writes, so the 17th write
- * fails whole with EDQUOT.
+ * fails whole with EDQUOT; a limit of 16 inodes, so the creation that
+ * would make the cgroup hold a 17th fails with EDQUOT and leaves no file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <libcgroup.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,7 @@
 
 #define CG		"libcgroup_test"
 #define DIR		"/tmp/libcgroup_test"
+#define INODES		16
 #define MiB		(1024L * 1024)
 #define CHUNK		(64 * 1024)
 
@@ -81,12 +86,56 @@ static int expect(const char *name, const char *want)
 	return ok;
 }
 
+/* FILE in 64 KiB writes until one fails: the bytes written, or -1 */
+static long write_chunks(const char *file, long max_bytes, int *err)
+{
+	long done = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(file, O_CREAT | O_WRONLY | O_APPEND, 0600);
+	if (fd < 0) {
+		*err = errno;
+		return -1;
+	}
+	while (done < max_bytes) {
+		n = write(fd, chunk, CHUNK);
+		if (n < 0) {
+			*err = errno;
+			break;
+		}
+		done += n;
+	}
+	close(fd);
+	return done;
+}
+
+/* empty files DIR/f0, DIR/f1, ... until one fails: how many it made */
+static long create_files(const char *dir, long max_files, int *err)
+{
+	char name[PATH_MAX];
+	long n;
+	int fd;
+
+	for (n = 0; n < max_files; n++) {
+		snprintf(name, sizeof(name), "%s/f%ld", dir, n);
+		fd = open(name, O_CREAT | O_EXCL | O_WRONLY, 0600);
+		if (fd < 0) {
+			*err = errno;
+			break;
+		}
+		close(fd);
+	}
+	return n;
+}
+
 /*
- * A child attaches itself with cgroup_attach_task() and writes FILE in
- * 64 KiB writes until one fails; returns the bytes it wrote, the errno of
- * the failing write in *err.
+ * A child attaches itself with cgroup_attach_task() and does WORK on PATH
+ * (write_chunks or create_files); returns what WORK returned, the errno
+ * that stopped it in *err.
  */
-static long fill(const char *file, long max_bytes, int *err)
+static long in_cgroup(long (*work)(const char *, long, int *), const char *path,
+		      long max, int *err)
 {
 	int p[2], status;
 	long res[2] = { -1, 0 };
@@ -99,8 +148,8 @@ static long fill(const char *file, long max_bytes, int *err)
 		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
 	if (!pid) {
 		struct cgroup *cg = cgroup_new_cgroup(CG);
-		long done = 0, out[2] = { -1, 0 };
-		int fd, ret;
+		long out[2] = { -1, 0 };
+		int ret, e = 0;
 
 		/* the controllers named are the hierarchies it moves in */
 		ret = cg && cgroup_add_controller(cg, "memory") ?
@@ -108,23 +157,8 @@ static long fill(const char *file, long max_bytes, int *err)
 		if (ret) {
 			out[1] = -ret;
 		} else {
-			fd = open(file, O_CREAT | O_WRONLY | O_APPEND, 0600);
-			if (fd < 0) {
-				out[1] = errno;
-			} else {
-				ssize_t n;
-
-				while (done < max_bytes) {
-					n = write(fd, chunk, CHUNK);
-					if (n < 0) {
-						out[1] = errno;
-						break;
-					}
-					done += n;
-				}
-				close(fd);
-				out[0] = done;
-			}
+			out[0] = work(path, max, &e);
+			out[1] = e;
 		}
 		if (write(p[1], out, sizeof(out)) != sizeof(out))
 			_exit(2);
@@ -139,16 +173,46 @@ static long fill(const char *file, long max_bytes, int *err)
 	return res[0];
 }
 
+/* a task in CG writes FILE until EDQUOT: the bytes */
+static long fill(const char *file, long max_bytes, int *err)
+{
+	return in_cgroup(write_chunks, file, max_bytes, err);
+}
+
+/*
+ * Set memory.tmpfs.inodes.max to VALUE the way a program would change a
+ * cgroup: read it, set the value, cgroup_modify_cgroup(); returns its
+ * result, the errno behind ECGOTHER in *err.
+ */
+static int set_inodes_max(const char *value, int *err)
+{
+	struct cgroup_controller *ctrl;
+	struct cgroup *cg = load();
+	int ret;
+
+	*err = 0;
+	ctrl = cg ? cgroup_get_controller(cg, "memory") : NULL;
+	ret = ctrl ? cgroup_set_value_string(ctrl, "memory.tmpfs.inodes.max", value) : ECGFAIL;
+	if (!ret)
+		ret = cgroup_modify_cgroup(cg);
+	if (ret == ECGOTHER)
+		*err = cgroup_get_last_errno();
+	if (cg)
+		cgroup_free(&cg);
+	return ret;
+}
+
 int main(void)
 {
 	struct cgroup_controller *ctrl;
+	char name[PATH_MAX], *held;
+	long bytes, made, n;
 	struct cgroup *cg;
-	long bytes;
-	int ret, err;
+	int ret, err, ok, i;
 
 	memset(chunk, 0x5a, sizeof(chunk));
 	ksft_print_header();
-	ksft_set_plan(6);
+	ksft_set_plan(10);
 
 	ret = cgroup_init();
 	if (ret)
@@ -179,7 +243,8 @@ int main(void)
 	/* 3: the files read back through the API */
 	ksft_test_result(expect("memory.tmpfs.current", "1048576") &&
 			 expect("memory.tmpfs.peak", "1048576") &&
-			 expect("memory.tmpfs.events", "max 1\nfail 1"),
+			 expect("memory.tmpfs.events",
+				"max 1\nfail 1\ninodes_max 0\ninodes_fail 0"),
 			 "read_back\n");
 
 	/* 4: raise the limit with cgroup_modify_cgroup() */
@@ -198,7 +263,8 @@ int main(void)
 	ksft_test_result(!ret && expect("memory.tmpfs.max", "2097152") &&
 			 bytes == MiB && err == EDQUOT &&
 			 expect("memory.tmpfs.current", "2097152") &&
-			 expect("memory.tmpfs.events", "max 2\nfail 2"),
+			 expect("memory.tmpfs.events",
+				"max 2\nfail 2\ninodes_max 0\ninodes_fail 0"),
 			 "raise_with_modify\n");
 
 	/* 5: the data goes, the charge goes */
@@ -208,7 +274,55 @@ int main(void)
 			 expect("memory.tmpfs.peak", "2097152"),
 			 "uncharged_on_unlink\n");
 
-	/* 6: delete */
+	/* 6: memory.tmpfs.inodes.max set with cgroup_modify_cgroup() */
+	ret = set_inodes_max("16", &err);
+	if (ret)
+		ksft_print_msg("setting memory.tmpfs.inodes.max: %s\n", cgroup_strerror(ret));
+	ksft_test_result(!ret && expect("memory.tmpfs.inodes.max", "16") &&
+			 expect("memory.tmpfs.inodes.current", "0"),
+			 "set_inodes_max\n");
+
+	/* 7: what the kernel does not take, it refuses, the limit unchanged */
+	ok = 1;
+	for (i = 0; i < 2; i++) {
+		static const char *const bad[] = { "10K", "abc" };
+
+		ret = set_inodes_max(bad[i], &err);
+		ksft_print_msg("memory.tmpfs.inodes.max = \"%s\": %s (%s)\n", bad[i],
+			       ret ? cgroup_strerror(ret) : "accepted", strerror(err));
+		ok &= ret == ECGOTHER && err == EINVAL &&
+		      expect("memory.tmpfs.inodes.max", "16");
+	}
+	ksft_test_result(ok, "inodes_max_rejects_invalid\n");
+
+	/* 8: a task attached through the API creates empty files up to it */
+	mkdir(DIR "/i", 0755);
+	held = get("memory.tmpfs.inodes.current");
+	n = held ? atol(held) : -1;
+	free(held);
+	made = in_cgroup(create_files, DIR "/i", 1000, &err);
+	snprintf(name, sizeof(name), DIR "/i/f%ld", made);
+	ksft_print_msg("the cgroup held %ld tmpfs inodes, created %ld files, then %s\n", n,
+		       made, strerror(err));
+	ksft_test_result(n >= 0 && made == INODES - n && err == EDQUOT &&
+			 access(name, F_OK) && errno == ENOENT &&
+			 expect("memory.tmpfs.inodes.current", "16") &&
+			 expect("memory.tmpfs.current", "0") &&
+			 expect("memory.tmpfs.events",
+				"max 2\nfail 2\ninodes_max 1\ninodes_fail 1"),
+			 "inodes_edquot_at_limit\n");
+
+	/* 9: the last unlink uncharges */
+	for (i = 0; i < made; i++) {
+		snprintf(name, sizeof(name), DIR "/i/f%d", i);
+		unlink(name);
+	}
+	rmdir(DIR "/i");
+	snprintf(name, sizeof(name), "%ld", n);
+	ksft_test_result(expect("memory.tmpfs.inodes.current", name),
+			 "inodes_uncharged_on_unlink\n");
+
+	/* 10: delete */
 	cg = cgroup_new_cgroup(CG);
 	ret = cg ? cgroup_add_controller(cg, "memory") ? 0 : ECGFAIL : ECGFAIL;
 	if (!ret)
