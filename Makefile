@@ -47,6 +47,9 @@ DEBUG_APPEND := $(if $(filter 0,$(FAULTS)),harness.faults=0) $(STRESS_APPEND)
 # round), and repetitions of each workload in a boot, under -icount
 BENCH_ROUNDS ?= 3
 BENCH_REPS ?= 5
+# BENCH_CONFIGS="patched limit-depth1": only these configurations (and their
+# references); BENCH_WORKLOADS=smallfiles,emptyfiles: only these workloads
+export BENCH_CONFIGS BENCH_WORKLOADS
 # make profile: the tmpfs_bench configuration profiled
 PROFILE_CONFIG ?= plain
 # run-guest: SCRIPT to run as root, FILES to add, KERNEL=patched|baseline
@@ -72,6 +75,7 @@ help:
 	@echo "                  (check-tools: the first three, check-systemd: the last)"
 	@echo "make bench        tmpfs workloads on both kernels under QEMU -icount, interleaved"
 	@echo "                  boots: ratios, build/bench/results.csv [BENCH_ROUNDS=3 BENCH_REPS=5]"
+	@echo "                  [BENCH_CONFIGS=\"label ...\"] [BENCH_WORKLOADS=name,...]"
 	@echo "make profile      instructions per kernel function, baseline vs patched, under"
 	@echo "                  a QEMU plugin (where the charge's cost goes) [PROFILE_CONFIG=plain|LABEL]"
 	@echo "make check-harness  prove that check fails on a failing test, a panic, a hang"

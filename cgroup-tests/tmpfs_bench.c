@@ -8,9 +8,10 @@
  *
  * CONFIG says where the workloads run:
  *   plain     a cgroup at depth 1, no memory.tmpfs.max written
- *   limit1    a cgroup at depth 1 with memory.tmpfs.max 1G
+ *   limit1    a cgroup at depth 1 with memory.tmpfs.max 1G (and, where
+ *             the kernel has it, memory.tmpfs.inodes.max 1000000)
  *   nest8     a cgroup at depth 8, no limit written
- *   limit8    a cgroup at depth 8 with memory.tmpfs.max 1G at depth 8
+ *   limit8    a cgroup at depth 8 with those limits at depth 8
  *   usrquota  depth 1; the tmpfs mounted usrquota with a 1G block hard
  *             limit for the user
  *   size      depth 1; the tmpfs mounted size=1G
@@ -127,6 +128,24 @@ static long w_smallfiles(long *ops)
 	return 0;
 }
 
+/* create, close, unlink: empty files, the inode alone */
+static long w_emptyfiles(long *ops)
+{
+	char path[64];
+	int i, fd;
+
+	for (i = 0; i < 2048; i++) {
+		snprintf(path, sizeof(path), MNT "/empty%d", i);
+		fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+		if (fd < 0)
+			die("emptyfiles");
+		close(fd);
+		unlink(path);
+	}
+	*ops = 2048;
+	return 0;
+}
+
 /* huge=always: 64 MiB in 2 MiB writes */
 static long w_huge(long *ops)
 {
@@ -181,7 +200,8 @@ static const struct workload {
 	long (*fn)(long *ops);
 } workloads[] = {
 	{ "append", w_append }, { "mmap", w_mmap }, { "fallocate", w_fallocate },
-	{ "smallfiles", w_smallfiles }, { "huge", w_huge }, { "swap", w_swap },
+	{ "smallfiles", w_smallfiles }, { "emptyfiles", w_emptyfiles },
+	{ "huge", w_huge }, { "swap", w_swap },
 	{ "parallel", w_parallel },
 };
 
@@ -216,6 +236,10 @@ static void make_cgroups(const char *root, int depth, const char *limit)
 	snprintf(cg, sizeof(cg), "%s", path);
 	if (limit && cg_write(cg, "memory.tmpfs.max", (char *)limit))
 		die("memory.tmpfs.max");
+	/* a kernel of the series before memory.tmpfs.inodes has no such file */
+	if (limit && !access(cg_control(cg, "memory.tmpfs.inodes.max"), F_OK) &&
+	    cg_write(cg, "memory.tmpfs.inodes.max", "1000000"))
+		die("memory.tmpfs.inodes.max");
 }
 
 static void run_as_user_in(const char *cgroup)

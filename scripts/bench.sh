@@ -35,6 +35,31 @@ fi
 # the configurations: runs=("LABEL KERNEL CONFIG CMDLINE REFERENCE" ...)
 . "$here/bench-configs.sh"
 
+# BENCH_CONFIGS="LABEL ...": only these configurations (and the references
+# their ratios need); BENCH_WORKLOADS=a,b: only these workloads
+if [ -n "${BENCH_CONFIGS:-}" ]; then
+	known=" $(for run in "${runs[@]}"; do echo -n "${run%% *} "; done)"
+	want=" "
+	for l in $BENCH_CONFIGS; do
+		[[ $known == *" $l "* ]] || { echo "bench: BENCH_CONFIGS: no configuration '$l' (known:$known)" >&2; exit 2; }
+		want+="$l "
+		for run in "${runs[@]}"; do
+			read -r label _ _ _ ref <<< "$run"
+			[ "$label" = "$l" ] && [ "$ref" != - ] && want+="$ref "
+		done
+	done
+	kept=()
+	for run in "${runs[@]}"; do
+		[[ $want == *" ${run%% *} "* ]] && kept+=("$run")
+	done
+	runs=("${kept[@]}")
+fi
+workloads=${BENCH_WORKLOADS:-}
+if [ -n "$workloads" ] && ! [[ $workloads =~ ^[a-z]+(,[a-z]+)*$ ]]; then
+	echo "bench: BENCH_WORKLOADS must be names separated by commas, not '$workloads'" >&2
+	exit 2
+fi
+
 if [ "$rounds" -gt 0 ]; then
 	: > "$out/boots.txt"
 	total=$((rounds * ${#runs[@]})) i=0
@@ -43,7 +68,7 @@ if [ "$rounds" -gt 0 ]; then
 			read -r label which config cmdline _ <<< "$run"
 			kernel=$patched
 			[ "$which" = baseline ] && kernel=$baseline
-			append="harness.bench=$config harness.reps=$reps"
+			append="harness.bench=$config harness.reps=$reps${workloads:+ harness.workloads=$workloads}"
 			[ "$cmdline" = - ] || append="$append $cmdline"
 			i=$((i + 1))
 			start=$(date +%s)
