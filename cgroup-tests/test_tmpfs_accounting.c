@@ -428,27 +428,10 @@ static int body_userns_tmpfs(const char *cgroup, void *arg)
 {
 	const char *dir = arg;
 	char path[PATH_MAX];
-	int fd;
 
-	/* dropping root clears "dumpable", which owns /proc/self to root */
-	if (setgid(65534) || setuid(65534) || prctl(PR_SET_DUMPABLE, 1)) {
-		ksft_print_msg("dropping root: %s\n", strerror(errno));
+	if (enter_userns_as_nobody())
 		return -1;
-	}
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) {
-		ksft_print_msg("unshare: %s\n", strerror(errno));
-		return -1;
-	}
-	fd = open("/proc/self/setgroups", O_WRONLY);
-	if (fd < 0 || write(fd, "deny", 4) != 4 ||
-	    write_id_map("/proc/self/uid_map", 65534) ||
-	    write_id_map("/proc/self/gid_map", 65534)) {
-		ksft_print_msg("setting up the user namespace: %s\n", strerror(errno));
-		return -1;
-	}
-	close(fd);
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("tmpfs", dir, "tmpfs", 0, "size=16m")) {
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=16m")) {
 		ksft_print_msg("mount tmpfs in a user namespace: %s\n", strerror(errno));
 		return -1;
 	}

@@ -65,27 +65,6 @@ static const struct bad_input table[] = {
 	{ "4097 bytes",		NULL, 4097, E2BIG, OLD },
 };
 
-/* Write LEN bytes of BUF to FILE of CG in one write(); 0 or errno. */
-static int raw_write(const char *cg, const char *file, const char *buf,
-		     size_t len)
-{
-	char path[PATH_MAX];
-	ssize_t w;
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return errno;
-	w = write(fd, buf, len);
-	if (w < 0)
-		err = errno;
-	else if ((size_t)w != len)
-		err = -1;	/* a short write: no such case here */
-	close(fd);
-	return err;
-}
-
 static int read_value(const char *cg, const char *file, char *buf, size_t n)
 {
 	char *nl;

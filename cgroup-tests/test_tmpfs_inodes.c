@@ -704,28 +704,9 @@ out:
 static int body_userns(const char *cgroup, void *arg)
 {
 	struct ctx *c = arg;
-	int fd;
 
-	if (setgid(65534) || setuid(65534) || prctl(PR_SET_DUMPABLE, 1)) {
-		ksft_print_msg("dropping root: %s\n", strerror(errno));
+	if (enter_userns_as_nobody())
 		return -1;
-	}
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) {
-		ksft_print_msg("unshare: %s\n", strerror(errno));
-		return -1;
-	}
-	fd = open("/proc/self/setgroups", O_WRONLY);
-	if (fd < 0 || write(fd, "deny", 4) != 4 ||
-	    write_id_map("/proc/self/uid_map", 65534) ||
-	    write_id_map("/proc/self/gid_map", 65534)) {
-		ksft_print_msg("setting up the user namespace: %s\n", strerror(errno));
-		return -1;
-	}
-	close(fd);
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
-		ksft_print_msg("making / private: %s\n", strerror(errno));
-		return -1;
-	}
 	STEP_OK(mount("tmpfs", c->dir, "tmpfs", 0, "size=1m"), 0, 0);
 	STEP_OK(make_file(at(c, "a")), 1, 0);
 	STEP_OK(mkdir(at(c, "d"), 0755), 2, 0);
@@ -927,23 +908,6 @@ static const struct {
 	{ "4096 bytes",		NULL, 4096, 0, "5" },
 	{ "4097 bytes",		NULL, 4097, E2BIG, OLD },
 };
-
-static int raw_write(const char *cg, const char *file, const char *buf,
-		     size_t len)
-{
-	int fd = open(cg_control(cg, file), O_WRONLY), err = 0;
-	ssize_t w;
-
-	if (fd < 0)
-		return errno;
-	w = write(fd, buf, len);
-	if (w < 0)
-		err = errno;
-	else if ((size_t)w != len)
-		err = -1;
-	close(fd);
-	return err;
-}
 
 static int test_inodes_max_parse(const char *root)
 {

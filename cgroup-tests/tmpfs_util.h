@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
 #include <sys/syscall.h>
@@ -335,6 +337,61 @@ static inline int write_id_map(const char *file, unsigned int id)
 	if (fd >= 0)
 		close(fd);
 	return ret;
+}
+
+/*
+ * As uid 65534, enter a new user and mount namespace as a container
+ * runtime makes them (setgroups denied, 65534 mapped to 0 inside) and
+ * make / private in it, ready for a mount of its own. 0, or -1 with a
+ * message.
+ */
+static inline int enter_userns_as_nobody(void)
+{
+	int fd;
+
+	/* dropping root clears "dumpable", which owns /proc/self to root */
+	if (setgid(65534) || setuid(65534) || prctl(PR_SET_DUMPABLE, 1)) {
+		ksft_print_msg("dropping root: %s\n", strerror(errno));
+		return -1;
+	}
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) {
+		ksft_print_msg("unshare: %s\n", strerror(errno));
+		return -1;
+	}
+	fd = open("/proc/self/setgroups", O_WRONLY);
+	if (fd < 0 || write(fd, "deny", 4) != 4 ||
+	    write_id_map("/proc/self/uid_map", 65534) ||
+	    write_id_map("/proc/self/gid_map", 65534)) {
+		ksft_print_msg("setting up the user namespace: %s\n", strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		ksft_print_msg("making / private: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Write LEN bytes of BUF to FILE of CG in one write(); 0 or errno. */
+static inline int raw_write(const char *cg, const char *file, const char *buf,
+			    size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t w;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	w = write(fd, buf, len);
+	if (w < 0)
+		err = errno;
+	else if ((size_t)w != len)
+		err = -1;	/* a short write: no such case here */
+	close(fd);
+	return err;
 }
 
 /*
