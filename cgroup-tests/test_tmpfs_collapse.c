@@ -115,16 +115,54 @@ static char *map_huge_aligned(int fd)
 }
 
 /*
+ * MADV_COLLAPSE of [0, 2M) of MAP, whose first page holds data (a task of
+ * CG). The first page is read first: MADV_COLLAPSE of a file range whose
+ * page-table levels do not exist yet (nothing mapped in its 1 GiB) collapses
+ * the page cache but fails to map the huge folio, with EINVAL, on every
+ * try (collapse_pte_mapped_thp(): SCAN_PMD_NULL). The same on the
+ * baseline kernel; this program's rounds, each a little lower in the
+ * address space, crossed into such a region about once in 20 runs. A folio
+ * still in a per-cpu LRU batch holds an extra reference: the collapse then
+ * gives up with EAGAIN, which is transient, so that is retried, 15 tries
+ * 200 ms apart, each retry reported. Returns 0 when it collapsed, else the
+ * errno of the last try.
+ */
+static int collapse_retry(const char *cg, char *map, const char *what)
+{
+	int tries, err;
+
+	(void)*(volatile char *)map;
+	for (tries = 1; ; tries++) {
+		if (!madvise(map, HPAGE, MADV_COLLAPSE)) {
+			if (tries > 1)
+				ksft_print_msg("%s: collapsed at try %d\n", what, tries);
+			return 0;
+		}
+		err = errno;
+		if (err == EBUSY)
+			return err;
+		if (tries == 15 || err != EAGAIN) {
+			ksft_print_msg("%s: MADV_COLLAPSE: %s (after %d tries); %s shmem_thp %ld\n",
+				       what, strerror(err), tries, cg,
+				       cg_read_key_long(cg, "memory.stat", "shmem_thp "));
+			return err;
+		}
+		ksft_print_msg("%s: MADV_COLLAPSE: %s at try %d, retrying\n", what,
+			       strerror(err), tries);
+		usleep(200000);
+	}
+}
+
+/*
  * MADV_COLLAPSE of [0, 2M) of the file, by a task of the cgroup; exits
  * with 0 when it collapsed, 1 when it was refused with EBUSY (a cgroup
- * charge), 2 on anything else. A folio still in a per-cpu LRU batch holds
- * an extra reference: the collapse then gives up (EINVAL or EAGAIN), which
- * is transient, so those are retried.
+ * charge), 2 on anything else (collapse_retry() retries the transient
+ * failures).
  */
 static int body_collapse(const char *cgroup, void *arg)
 {
 	const char *path = arg;
-	int fd = open(path, O_RDWR), tries;
+	int fd = open(path, O_RDWR), err;
 	char *map;
 
 	if (fd < 0)
@@ -132,17 +170,8 @@ static int body_collapse(const char *cgroup, void *arg)
 	map = map_huge_aligned(fd);
 	if (!map)
 		return 2;
-	for (tries = 0; madvise(map, HPAGE, MADV_COLLAPSE); tries++) {
-		if (errno == EBUSY)
-			return 1;
-		if (tries == 4 || (errno != EINVAL && errno != EAGAIN)) {
-			ksft_print_msg("MADV_COLLAPSE: %s (after %d tries)\n",
-				       strerror(errno), tries + 1);
-			return 2;
-		}
-		usleep(200000);
-	}
-	return 0;
+	err = collapse_retry(cgroup, map, path);
+	return err == 0 ? 0 : err == EBUSY ? 1 : 2;
 }
 
 static int collapse_as(const char *cg, const char *path)
@@ -304,8 +333,8 @@ static int body_collapse_holes(const char *cgroup, void *arg)
 		return 2;
 	}
 	for (int i = 0; i < COLLAPSE_ROUNDS; i++) {
-		int fd, tries;
-		char *map;
+		char *map, what[32];
+		int fd;
 
 		snprintf(path, sizeof(path), "%s.%d", base, i);
 		fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
@@ -317,19 +346,9 @@ static int body_collapse_holes(const char *cgroup, void *arg)
 		map = map_huge_aligned(fd);
 		if (!map)
 			return 2;
-		/*
-		 * 15 tries: once in a make check on a loaded host, five in
-		 * one second all failed with EINVAL (a transient scan
-		 * result), where 6 runs of the program alone never did
-		 */
-		for (tries = 0; madvise(map, HPAGE, MADV_COLLAPSE); tries++) {
-			if (tries == 14 || (errno != EINVAL && errno != EAGAIN)) {
-				ksft_print_msg("round %d: MADV_COLLAPSE: %s (after %d tries)\n",
-					       i, strerror(errno), tries + 1);
-				return 2;
-			}
-			usleep(200000);
-		}
+		snprintf(what, sizeof(what), "round %d", i);
+		if (collapse_retry(cgroup, map, what))
+			return 2;
 		munmap(map, HPAGE);
 		close(fd);
 		unlink(path);
