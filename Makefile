@@ -20,8 +20,10 @@ INTEGRATION_CPIO := $(INITRAMFS)/integration.cpio
 RUNS       := $(BUILD)/runs
 
 # The check kernel: allnoconfig plus these fragments; check-debug adds
-# debug.config.
-FRAGMENTS  := kconfig/guest.config kconfig/memcg-tmpfs.config
+# debug.config. containers.config (what podman, LXC and docker need for
+# make check-containers) costs the boot nothing measurable (README), so
+# every kernel has it and check-containers boots the check kernel.
+FRAGMENTS  := kconfig/guest.config kconfig/memcg-tmpfs.config kconfig/containers.config
 DEBUG_FRAGMENTS := $(FRAGMENTS) kconfig/debug.config
 DKOUT      := $(BUILD)/kernel-debug
 BASE_DKOUT := $(BUILD)/kernel-debug-baseline
@@ -73,6 +75,9 @@ help:
 	@echo "make check-integration  memory.tmpfs.max from cgroup-tools, libcgroup's API,"
 	@echo "                  crun (OCI unified) and systemd's TmpfsMax=, on the patched kernel"
 	@echo "                  (check-tools: the first three, check-systemd: the last)"
+	@echo "                  and from podman (crun, runc), LXC and docker (check-containers)"
+	@echo "make check-containers  podman --cgroup-conf with crun and runc, LXC's"
+	@echo "                  lxc.cgroup2.*, docker --cgroup-parent; on both kernels"
 	@echo "make bench        tmpfs workloads on both kernels under QEMU -icount, interleaved"
 	@echo "                  boots: ratios, build/bench/results.csv [BENCH_ROUNDS=3 BENCH_REPS=5]"
 	@echo "                  [BENCH_CONFIGS=\"label ...\"] [BENCH_WORKLOADS=name,...]"
@@ -293,8 +298,9 @@ endif
 # make check-integration: the limit set from cgroup-tools, libcgroup's API
 # and crun (one boot of the usual initramfs), and from systemd's TmpfsMax=
 # (a boot of a Debian root with the patched systemd as PID 1)
-check-integration: check-tools check-systemd
-	@scripts/sum-verdicts.sh $(RUNS)/check-tools/verdict.txt $(RUNS)/check-systemd/verdict.txt
+check-integration: check-tools check-systemd check-containers
+	@scripts/sum-verdicts.sh $(RUNS)/check-tools/verdict.txt $(RUNS)/check-systemd/verdict.txt \
+		$(RUNS)/check-containers/verdict.txt $(RUNS)/check-containers-baseline/verdict.txt
 
 check-tools: kernel $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO)
 	@cat $(INITRAMFS)/base.cpio $(INTEGRATION_CPIO) > $(INITRAMFS)/check-tools.cpio
@@ -316,6 +322,30 @@ $(SYSTEMD_IMG): $(SYSTEMD_DEBS) $(wildcard qemu-boot/systemd/*) qemu-boot/suites
 check-systemd: kernel $(SYSTEMD_IMG)
 	@BOOT_DISK=$(SYSTEMD_IMG) scripts/check.sh $(BZIMAGE) - $(RUNS)/check-systemd \
 		$(WATCHDOG) /dev/null systemd
+
+# make check-containers: a Debian root with podman, crun, runc, LXC and
+# docker (the packages fetched once: about 2 minutes), booted on the
+# patched kernel, where the limits must hold, and on the baseline kernel,
+# where each tool must refuse the keys with its own error
+CONTAINERS_ROOT := $(BUILD)/containers-root/root
+CONTAINERS_IMG := $(BUILD)/containers-root.img
+CONTAINERS_BOOT := init=/opt/harness/containers-init
+containers-fetch: | deps
+	@scripts/build-containers-root.sh fetch $(CONTAINERS_ROOT)
+
+$(CONTAINERS_IMG): $(wildcard qemu-boot/containers/*) qemu-boot/suites/integration/ktap.sh \
+		scripts/build-containers-root.sh guest-programs | deps
+	@scripts/build-containers-root.sh image $(CONTAINERS_ROOT) $(GUEST)/harness/ktap-run $@
+
+check-containers: kernel baseline $(CONTAINERS_IMG)
+	@BOOT_DISK=$(CONTAINERS_IMG) EXPECT="containers:qemu-boot/containers" scripts/check.sh \
+		$(BZIMAGE) - $(RUNS)/check-containers $(WATCHDOG) /dev/null containers \
+		"$(CONTAINERS_BOOT) harness.kernel=patched"; \
+	BOOT_DISK=$(CONTAINERS_IMG) EXPECT="containers:qemu-boot/containers" scripts/check.sh \
+		$(BASE_BZIMAGE) - $(RUNS)/check-containers-baseline $(WATCHDOG) /dev/null containers \
+		"$(CONTAINERS_BOOT) harness.kernel=baseline"; \
+	echo; scripts/sum-verdicts.sh $(RUNS)/check-containers/verdict.txt \
+		$(RUNS)/check-containers-baseline/verdict.txt
 
 demo: kernel $(INITRAMFS)/base.cpio
 	@qemu-boot/boot.sh --kernel $(BZIMAGE) --initrd $(INITRAMFS)/base.cpio \
@@ -355,5 +385,5 @@ distclean:
 
 FORCE:
 
-.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug check-integration check-tools check-systemd bench profile print-kernel export-series bisect config-matrix guest-programs initramfs \
+.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug check-integration check-tools check-systemd check-containers containers-fetch bench profile print-kernel export-series bisect config-matrix guest-programs initramfs \
 	baseline-selftests check demo hole shell run-guest check-harness clean distclean FORCE
