@@ -15,16 +15,34 @@ top=$(dirname "$here")
 files=$top/qemu-boot/containers
 packages=(podman crun runc conmon lxc docker.io containerd busybox-static)
 
+# the machine's Debian mirror: deb822 sources, or the one-line format
 mirror=$(sed -n 's/^URIs: //p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | sed -n 1p)
+[ -n "$mirror" ] ||
+	mirror=$(sed -nE 's/^deb +(\[[^]]*\] +)?(https?:[^ ]+) +bookworm .*/\2/p' /etc/apt/sources.list 2>/dev/null | sed -n 1p)
 mirror=${mirror:-http://deb.debian.org/debian}
 
+# a mount left below the root (an interrupted run) would be copied into
+# the image or removed with it: undo it first
+unmount_below() {
+	local m
+	local m r
+	r=$(realpath -m "$root")/
+	awk -v r="$r" 'index($2, r) == 1 { print $2 }' /proc/self/mounts | sort -r |
+		while read -r m; do
+			echo "containers-root: unmounting $m, left by an earlier run"
+			umount -l "$m"
+		done
+}
+
 fetch() {
-	[ -e "$root/.packages-done" ] && return 0
+	# the packages installed, recorded in the marker: a change refetches
+	[ "$(cat "$root/.packages-done" 2>/dev/null)" = "${packages[*]}" ] && return 0
+	unmount_below
 	if [ ! -e "$root/.debootstrap-done" ]; then
 		command -v debootstrap >/dev/null ||
 			{ echo "containers-root: debootstrap is missing; run make deps" >&2; exit 1; }
 		echo "containers-root: debootstrap bookworm (minbase) from $mirror (about 3 minutes)"
-		rm -rf "$root"
+		rm -rf --one-file-system "$root"
 		mkdir -p "$(dirname "$root")"
 		debootstrap --variant=minbase bookworm "$root" "$mirror" \
 			> "$root.debootstrap.log" 2>&1 ||
@@ -37,6 +55,7 @@ fetch() {
 	chmod 0755 "$root/usr/sbin/policy-rc.d"
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 	mount -t proc proc "$root/proc"
+	trap 'umount "$root/proc" 2>/dev/null' EXIT
 	local status=0
 	{
 		chroot "$root" apt-get update &&
@@ -45,12 +64,13 @@ fetch() {
 			chroot "$root" apt-get clean
 	} > "$root.apt.log" 2>&1 || status=$?
 	umount "$root/proc"
+	trap - EXIT
 	if [ "$status" -ne 0 ]; then
 		tail -n 20 "$root.apt.log" >&2
 		exit 1
 	fi
 	rm -f "$root/usr/sbin/policy-rc.d"
-	touch "$root/.packages-done"
+	echo "${packages[*]}" > "$root/.packages-done"
 	echo "containers-root: $(chroot "$root" dpkg-query -W -f='${Package} ${Version}\n' \
 		podman crun runc lxc docker.io | paste -sd, - | sed 's/,/, /g')"
 }
@@ -58,6 +78,7 @@ fetch() {
 image() {
 	local ktap_run=$1 out=$2 b
 	fetch
+	unmount_below
 	# the harness: its init, the test, ktap-run and ktap.sh
 	install -D -m 0755 "$files/containers-init" "$root/opt/harness/containers-init"
 	install -D -m 0755 "$ktap_run" "$root/opt/harness/ktap-run"
