@@ -114,6 +114,9 @@ struct shared {
 	pthread_mutex_t ctl;		/* control actions vs. the checker */
 	volatile int stop;
 	int over[NR_NODES];		/* max lowered below usage */
+	/* the limiter's last two values of each node, and when (diagnostics) */
+	char limit_now[NR_NODES][8], limit_before[NR_NODES][8];
+	long limit_ms[NR_NODES], limit_cur[NR_NODES];
 	long ops[NR_OPS], errs[NR_ERRNO], sigbus, unexpected, munmap_retries;
 	long migrations, cg_created, cg_removed, reclaims, limits;
 	long samples, checks, violations, retried, freeze_timeouts;
@@ -638,6 +641,10 @@ static void limiter(unsigned int seed)
 				if (strcmp(v, "max") && cur > max)
 					sh->over[n] = 1;
 				add(&sh->limits, 1);
+				memcpy(sh->limit_before[n], sh->limit_now[n], 8);
+				snprintf(sh->limit_now[n], 8, "%s", v);
+				sh->limit_ms[n] = now_ms();
+				sh->limit_cur[n] = cur;
 			}
 			pthread_mutex_unlock(&sh->ctl);
 		}
@@ -994,6 +1001,32 @@ static int check_inodes(bool final, bool report, long *files)
 }
 
 /* One pass over the frozen tree; returns the number of failed checks. */
+/*
+ * What a "current > max" violation needs to be understood: the limiter's
+ * last values for the node and when, the usage it read then, a second
+ * read now, and one after the CPUs' batches were returned (a write of the
+ * same max drains them).
+ */
+static void over_diagnostics(int i)
+{
+	char max[32] = "", events[256] = "";
+	long again = tmpfs_current(cgpath[i]);
+
+	ksft_print_msg("  limiter: %s then %s, %ld ms ago, usage %ld then\n",
+		       sh->limit_before[i][0] ? sh->limit_before[i] : "-",
+		       sh->limit_now[i][0] ? sh->limit_now[i] : "-",
+		       sh->limit_now[i][0] ? now_ms() - sh->limit_ms[i] : -1L,
+		       sh->limit_cur[i]);
+	if (!cg_read(cgpath[i], "memory.tmpfs.max", max, sizeof(max)))
+		cg_write(cgpath[i], "memory.tmpfs.max", max);
+	cg_read(cgpath[i], "memory.tmpfs.events", events, sizeof(events));
+	for (char *c = events; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	ksft_print_msg("  current read again %ld, after the batches were returned %ld; events: %s\n",
+		       again, tmpfs_current(cgpath[i]), events);
+}
+
 static int check_once(bool final, bool report)
 {
 	long cur[NR_NODES], max[NR_NODES], sum[NR_NODES] = { 0 }, own[NR_NODES] = { 0 };
@@ -1026,8 +1059,10 @@ static int check_once(bool final, bool report)
 		}
 		if (cur[i] > max[i] && !sh->over[i]) {
 			bad++;
-			if (report)
+			if (report) {
 				violation("%s: current %ld > max %ld", cgpath[i], cur[i], max[i]);
+				over_diagnostics(i);
+			}
 		} else if (cur[i] <= max[i]) {
 			sh->over[i] = 0;
 		}
