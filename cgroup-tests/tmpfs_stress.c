@@ -709,31 +709,12 @@ static void churner(unsigned int seed)
 
 /*
  * The reclaim that runs outside the control lock (kswapd, direct reclaim,
- * khugepaged's) and swap-outs, from /proc/vmstat: a swap-out of a removed
- * cgroup's page moves its tmpfs charge to an ancestor (diagnostics).
+ * khugepaged's) and swap-outs, counters of /proc/vmstat: a swap-out of a
+ * removed cgroup's page moves its tmpfs charge to an ancestor
+ * (diagnostics).
  */
 static const char *const vmstat_keys[] = { "pswpout", "pgscan_kswapd", "pgscan_direct",
 					   "pgscan_khugepaged" };
-
-static void read_vmstat(long *v)
-{
-	char line[128];
-	FILE *f = fopen("/proc/vmstat", "r");
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(vmstat_keys); i++)
-		v[i] = -1;
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		for (i = 0; i < ARRAY_SIZE(vmstat_keys); i++) {
-			size_t n = strlen(vmstat_keys[i]);
-
-			if (!strncmp(line, vmstat_keys[i], n) && line[n] == ' ')
-				v[i] = atol(line + n + 1);
-		}
-	fclose(f);
-}
 
 /* --- checker ---------------------------------------------------------------- */
 
@@ -1028,7 +1009,6 @@ static int check_inodes(bool final, bool report, long *files)
 	return bad;
 }
 
-/* One pass over the frozen tree; returns the number of failed checks. */
 /*
  * What a "current > max" violation needs to be understood: the limiter's
  * last values for the node and when, the usage it read then, a second
@@ -1055,6 +1035,7 @@ static void over_diagnostics(int i)
 		       again, tmpfs_current(cgpath[i]), events);
 }
 
+/* One pass over the frozen tree; returns the number of failed checks. */
 static int check_once(bool final, bool report)
 {
 	long cur[NR_NODES], max[NR_NODES], sum[NR_NODES] = { 0 }, own[NR_NODES] = { 0 };
@@ -1414,7 +1395,7 @@ int main(int argc, char **argv)
 	pthread_mutexattr_t ma;
 	long injected = 0, t0, next, run_violations, dying;
 	long inodes_left, links_left, lsym_left, edq_inode = 0, edq_lsym = 0;
-	long vmstat0[ARRAY_SIZE(vmstat_keys)], vmstat1[ARRAY_SIZE(vmstat_keys)];
+	long vmstat0[ARRAY_SIZE(vmstat_keys)];
 	int opt, i, end_bad, worker_bad = 0, status;
 	size_t k;
 
@@ -1498,7 +1479,8 @@ int main(int argc, char **argv)
 	helpers[2] = spawn(limiter, run_seed + 3);
 	helpers[3] = spawn(churner, run_seed + 4);
 
-	read_vmstat(vmstat0);
+	for (k = 0; k < ARRAY_SIZE(vmstat_keys); k++)
+		vmstat0[k] = vmstat(vmstat_keys[k]);
 	t0 = now_ms();
 	for (next = 10; now_ms() - t0 < seconds * 1000L;) {
 		sleep_ms(200);
@@ -1563,10 +1545,11 @@ int main(int argc, char **argv)
 		       cg_read_key_long(base, "memory.tmpfs.events", "inodes_fail "));
 	ksft_print_msg("control: %ld migrations, %ld cgroups created, %ld removed, %ld reclaims, %ld limit changes\n",
 		       sh->migrations, sh->cg_created, sh->cg_removed, sh->reclaims, sh->limits);
-	read_vmstat(vmstat1);
-	ksft_print_msg("vmstat during the run: %s %ld, %s %ld, %s %ld, %s %ld\n",
-		       vmstat_keys[0], vmstat1[0] - vmstat0[0], vmstat_keys[1], vmstat1[1] - vmstat0[1],
-		       vmstat_keys[2], vmstat1[2] - vmstat0[2], vmstat_keys[3], vmstat1[3] - vmstat0[3]);
+	ksft_print_msg("vmstat during the run:");
+	for (k = 0; k < ARRAY_SIZE(vmstat_keys); k++)
+		printf("%s %s %ld", k ? "," : "", vmstat_keys[k],
+		       vmstat(vmstat_keys[k]) - vmstat0[k]);
+	printf("\n");
 	ksft_print_msg("checker: %ld frozen samples, %ld checks, %ld retried, %ld freeze timeouts, %ld violations\n",
 		       sh->samples, sh->checks, sh->retried, sh->freeze_timeouts, sh->violations);
 	ksft_print_msg("retries: %ld samples passed only on a retry (at most %d allowed), after up to %ld retries (%ld ms)\n",
