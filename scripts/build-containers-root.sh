@@ -15,11 +15,7 @@ top=$(dirname "$here")
 files=$top/qemu-boot/containers
 packages=(podman crun runc conmon lxc docker.io containerd busybox-static)
 
-# the machine's Debian mirror: deb822 sources, or the one-line format
-mirror=$(sed -n 's/^URIs: //p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | sed -n 1p)
-[ -n "$mirror" ] ||
-	mirror=$(sed -nE 's/^deb +(\[[^]]*\] +)?(https?:[^ ]+) +bookworm .*/\2/p' /etc/apt/sources.list 2>/dev/null | sed -n 1p)
-mirror=${mirror:-http://deb.debian.org/debian}
+mirror=$("$here/debian-mirror.sh")
 
 # a mount left below the root (an interrupted run) would be copied into
 # the image or removed with it: undo it first

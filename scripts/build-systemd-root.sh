@@ -11,8 +11,7 @@ here=$(dirname "$(realpath "$0")")
 top=$(dirname "$here")
 files=$top/qemu-boot/systemd
 
-mirror=$(sed -n 's/^URIs: //p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | sed -n 1p)
-mirror=${mirror:-http://deb.debian.org/debian}
+mirror=$("$here/debian-mirror.sh")
 if [ ! -e "$root/.debootstrap-done" ]; then
 	command -v debootstrap >/dev/null || { echo "systemd-root: debootstrap is missing; run make deps" >&2; exit 1; }
 	echo "systemd-root: debootstrap bookworm (minbase + systemd-sysv, dbus) from $mirror (about 3 minutes)"
