@@ -17,7 +17,8 @@
  * left, a reclaimer pushes data to swap with memory.reclaim and a limiter
  * raises and lowers limits. A checker freezes the tree a few times a
  * second and checks, for every cgroup: current <= max (unless the limiter
- * lowered max below the usage it found, which frees nothing), current is
+ * lowered max below usage, which frees nothing: then current may only
+ * drop, until it is at or under max), current is
  * exactly the sum of its children's plus what removed children left, and
  * within memory + swap; and the whole tree's current is exactly the
  * blocks of every file left. For inodes, also: memory.tmpfs.inodes.current
@@ -113,7 +114,11 @@ static const struct node {
 struct shared {
 	pthread_mutex_t ctl;		/* control actions vs. the checker */
 	volatile int stop;
-	int over[NR_NODES];		/* max lowered below usage */
+	/*
+	 * The limiter lowered max below usage: the most the usage may be
+	 * now (it may only drop), else 0. See limiter_over() and check().
+	 */
+	long over[NR_NODES];
 	/* the limiter's last two values of each node, and when (diagnostics) */
 	char limit_now[NR_NODES][8], limit_before[NR_NODES][8];
 	long limit_ms[NR_NODES], limit_cur[NR_NODES];
@@ -622,6 +627,71 @@ static void reclaimer(unsigned int seed)
 	exit(0);
 }
 
+static long read_limit(const char *cg, const char *file)
+{
+	if (!cg_read_strcmp(cg, file, "max\n"))
+		return LONG_MAX;
+	return cg_read_long(cg, file);
+}
+
+/*
+ * sh->over[N] once the limiter has written node N's memory.tmpfs.max,
+ * which was OLD; CUR: its usage, read right after the write.
+ *
+ * The kernel's rule: lowering the max below usage succeeds and frees
+ * nothing, and allocations then fail until usage is at or under it (the
+ * write returns the pages CPUs held ahead of use for the subtree, and no
+ * CPU takes more without room for them). So a node is legitimately over
+ * its max only if its usage was above it when the max was written, and
+ * from then on its usage only drops; once at or under the max, it never
+ * passes it again until the next write. The workers run meanwhile: that
+ * usage cannot be read, only bounded, and never so as to excuse what the
+ * kernel does not allow:
+ *
+ * - From above, without a read: the usage was at most the old max, or if
+ *   the node was over already, its bound (more is the checker's to find).
+ *   A new max at or above that (a raise, "max") cannot leave the node
+ *   over: no excuse, whatever a read would say (a charge that fails adds
+ *   its pages and takes them back, and a read in between sees them).
+ * - After the write the usage can only drop: a single read at or under
+ *   the new max proves the node is not over, now or later. Otherwise read
+ *   again, 1 ms apart (that every read catches a failing charge is
+ *   unlikely), and excuse no more than the least read: the checker flags
+ *   usage above it as it does usage above the max, lowers it to what a
+ *   pass it keeps reads, and drops it once a kept pass reads the node at
+ *   or under its max (check()).
+ *
+ * Not setting over from a read before the write, nor whenever the max
+ * goes down: either would excuse a node whose max was lowered, but not
+ * below its usage, and which then passed it. What is still excused: a node
+ * that all the reads after the write find above the new max, up to the
+ * least of them. Either the write left it there, or the kernel let it
+ * pass the max between the write and the first read, and never let it
+ * grow after: the two cannot be told apart while the workers run, and
+ * freezing them around the write would lose the race of the write (and
+ * the batches it returns) with their charges.
+ */
+static long limiter_over(int n, long old, long cur)
+{
+	long max = read_limit(cgpath[n], "memory.tmpfs.max");
+	long most = sh->over[n] ? sh->over[n] : old;
+	int k;
+
+	if (most <= max)
+		return 0;
+	for (k = 1; cur > max && k < 4; k++) {
+		long again;
+
+		sleep_ms(1);
+		again = tmpfs_current(cgpath[n]);
+		if (again < cur)
+			cur = again;
+	}
+	if (cur <= max)
+		return 0;
+	return cur < most ? cur : most;
+}
+
 static void limiter(unsigned int seed)
 {
 	static const char *const values[] = { "1M", "2M", "3M", "4M", "6M", "8M",
@@ -632,14 +702,14 @@ static void limiter(unsigned int seed)
 		const char *v = values[rand_r(&seed) % ARRAY_SIZE(values)];
 
 		if (tree[n].limiter) {
+			long old;
+
 			pthread_mutex_lock(&sh->ctl);
+			old = read_limit(cgpath[n], "memory.tmpfs.max");
 			if (!cg_write(cgpath[n], "memory.tmpfs.max", (char *)v)) {
 				long cur = tmpfs_current(cgpath[n]);
-				long max = cg_read_long(cgpath[n], "memory.tmpfs.max");
 
-				/* "max" reads as a string: atol gives 0 */
-				if (strcmp(v, "max") && cur > max)
-					sh->over[n] = 1;
+				sh->over[n] = limiter_over(n, old, cur);
 				add(&sh->limits, 1);
 				memcpy(sh->limit_before[n], sh->limit_now[n], 8);
 				snprintf(sh->limit_now[n], 8, "%s", v);
@@ -866,13 +936,6 @@ static bool localevents;
 /* a memory.tmpfs.inodes.max whose inodes_max events this node shows */
 static bool ilimited[NR_NODES];
 
-static long read_limit(const char *cg, const char *file)
-{
-	if (!cg_read_strcmp(cg, file, "max\n"))
-		return LONG_MAX;
-	return cg_read_long(cg, file);
-}
-
 /*
  * The inode checks of one pass (the bytes' are check_once()'s): exact
  * counts per leaf, sums per parent, limits, events. Returns the number
@@ -1035,11 +1098,15 @@ static void over_diagnostics(int i)
 		       again, tmpfs_current(cgpath[i]), events);
 }
 
-/* One pass over the frozen tree; returns the number of failed checks. */
-static int check_once(bool final, bool report)
+/*
+ * One pass over the frozen tree; returns the number of failed checks, and
+ * in OVER what sh->over[] becomes if check() keeps the pass.
+ */
+static int check_once(bool final, bool report, long *over)
 {
 	long cur[NR_NODES], max[NR_NODES], sum[NR_NODES] = { 0 }, own[NR_NODES] = { 0 };
 	long files = 0, mem, swap;
+	bool excused;
 	int bad = 0, i;
 
 	for (i = 0; i < (int)NR_NODES; i++) {
@@ -1066,15 +1133,26 @@ static int check_once(bool final, bool report)
 			if (report)
 				violation("%s: memory.tmpfs.current %ld", cgpath[i], cur[i]);
 		}
-		if (cur[i] > max[i] && !sh->over[i]) {
+		/*
+		 * invariant 1, unless the limiter lowered max below usage:
+		 * then the usage may not grow past the bound it left, which
+		 * each kept pass lowers to what it reads, until one reads the
+		 * node at or under max (limiter_over()).
+		 */
+		excused = sh->over[i] && cur[i] <= sh->over[i];
+		if (cur[i] > max[i] && !excused) {
 			bad++;
 			if (report) {
-				violation("%s: current %ld > max %ld", cgpath[i], cur[i], max[i]);
+				if (sh->over[i])
+					violation("%s: current %ld > max %ld, and grew over %ld since max was lowered below usage",
+						  cgpath[i], cur[i], max[i], sh->over[i]);
+				else
+					violation("%s: current %ld > max %ld", cgpath[i],
+						  cur[i], max[i]);
 				over_diagnostics(i);
 			}
-		} else if (cur[i] <= max[i]) {
-			sh->over[i] = 0;
 		}
+		over[i] = cur[i] > max[i] && excused ? cur[i] : 0;
 		if (!tree[i].leaf && cur[i] != sum[i] + own[i]) {
 			bad++;
 			if (report)
@@ -1115,8 +1193,10 @@ static int check_once(bool final, bool report)
 /* Print the checks that fail now, without counting them as violations. */
 static void check_once_report(bool final)
 {
+	long over[NR_NODES];
+
 	describing = true;
-	check_once(final, true);
+	check_once(final, true, over);
 	describing = false;
 }
 
@@ -1124,22 +1204,34 @@ static void check_once_report(bool final)
  * khugepaged and kswapd are not frozen: a charge they are moving can be
  * caught half way. A failed check is retried; only one that persists
  * over 5 passes 20ms apart counts.
+ *
+ * sh->over[] changes only with a pass that passes, every check of it:
+ * every pass of a sample judges the tree by the same bounds, a pass
+ * thrown away for a retry or a report changes none, and a read that
+ * clears or lowers one is one that summed up with all the others (a
+ * node read half way through a move fails the sums). A failing last pass
+ * changes none either: it counts as a violation.
  */
 static int check(bool final)
 {
-	int tries;
+	long over[NR_NODES];
+	int tries, bad;
 
 	add(&sh->samples, 1);
-	for (tries = 0; tries < 5; tries++) {
-		if (!check_once(final, false)) {
+	for (tries = 0;; tries++) {
+		bad = check_once(final, tries == 5, over);
+		if (!bad) {
 			if (tries) {
 				/* what the retry hid: a violation for up to 100 ms */
 				add(&sh->retried_samples, 1);
 				if (tries > sh->retry_passes_max)
 					sh->retry_passes_max = tries;
 			}
+			memcpy(sh->over, over, sizeof(over));
 			return 0;
 		}
+		if (tries == 5)
+			return bad;
 		if (!tries && sh->retried_samples < 5) {
 			ksft_print_msg("retried check, first pass:\n");
 			check_once_report(final);
@@ -1147,7 +1239,6 @@ static int check(bool final)
 		add(&sh->retried, 1);
 		sleep_ms(20);
 	}
-	return check_once(final, true);
 }
 
 /* One frozen sample, under the control lock. */
