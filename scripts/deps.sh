@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
 	linux-source-6.12	# the tree the series applies to
 	build-essential bc bison flex libelf-dev libssl-dev dwarves kmod
+	ccache			# kernel builds: a cache outside the checkout
 	xz-utils cpio rsync git
 	libc6-dev		# libc.a for the static guest binaries
 	qemu-system-x86 busybox-static e2fsprogs
