@@ -76,6 +76,11 @@ if grep -q ' warning: ' "$log"; then
 	echo "$name: compiler warnings:"
 	grep ' warning: ' "$log" | sort -u | head -n 20
 fi
+# ccache's calls count every use of the compiler (linker scripts and
+# asm-offsets too), and another build on the machine meanwhile
 hits=
-[ "$cc" = gcc ] || hits=", $(ccache --print-stats | awk -F'\t' '$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 } END { print h + 0 }') from the compiler cache"
+[ "$cc" = gcc ] || hits="; ccache: $(ccache --print-stats | awk -F'\t' '
+	$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 }
+	$1 == "cache_miss" { m += $2 }
+	END { printf "%d calls hit, %d missed", h, m }')"
 echo "$name: $out/arch/x86/boot/bzImage ($(( $(date +%s) - start ))s, $(grep -c '^  CC ' "$log" || true) files compiled$hits)"
