@@ -17,19 +17,6 @@
 
 static int nr_cpus;
 
-static int pin_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		ksft_print_msg("sched_setaffinity(cpu %d): %s\n", cpu, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* The usage, pages charged ahead of use included: reset peak, read it. */
 static long usage_with_stocks(const char *cg)
 {

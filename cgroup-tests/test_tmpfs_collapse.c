@@ -324,14 +324,9 @@ static int body_collapse_holes(const char *cgroup, void *arg)
 {
 	const char *base = arg;
 	char path[PATH_MAX];
-	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		ksft_print_msg("sched_setaffinity: %s\n", strerror(errno));
+	if (pin_cpu(0))
 		return 2;
-	}
 	for (int i = 0; i < COLLAPSE_ROUNDS; i++) {
 		char *map, what[32];
 		int fd;

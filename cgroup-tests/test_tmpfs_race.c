@@ -42,22 +42,6 @@
 #define MOVER_CPU 0
 #define WRITER_CPU 1
 
-/* Run on CPU only, or on every online CPU when CPU is -1. */
-static int pin_cpu(int cpu)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	for (long i = 0; i < n; i++)
-		if (cpu < 0 || i == cpu)
-			CPU_SET(i, &set);
-	if (!sched_setaffinity(0, sizeof(set), &set))
-		return 0;
-	ksft_print_msg("sched_setaffinity to cpu %d: %s\n", cpu, strerror(errno));
-	return -1;
-}
-
 /*
  * A racing task: a loop in a child process of a cgroup, on one CPU, and
  * its tally, in memory shared with the parent (MAP_SHARED). A try either
@@ -561,14 +545,21 @@ out:
 	return ret;
 }
 
+/* Is there no CPU for the writer beside the mover's? Then say so. */
+static bool no_writer_cpu(void)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) > WRITER_CPU)
+		return false;
+	ksft_print_msg("needs 2 CPUs\n");
+	return true;
+}
+
 static int move_rounds(const char *root, enum move how)
 {
 	int round, ret = KSFT_PASS;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) <= WRITER_CPU) {
-		ksft_print_msg("needs 2 CPUs\n");
+	if (no_writer_cpu())
 		return KSFT_SKIP;
-	}
 	for (round = 1; round <= move_rounds_of[how] && ret == KSFT_PASS; round++)
 		ret = move_round(root, how, round);
 	return ret;
@@ -767,10 +758,8 @@ static int squeeze_rounds(const char *root, bool collapse)
 {
 	int round, ret = KSFT_PASS;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) <= WRITER_CPU) {
-		ksft_print_msg("needs 2 CPUs\n");
+	if (no_writer_cpu())
 		return KSFT_SKIP;
-	}
 	for (round = 1; round <= SQUEEZE_ROUNDS && ret == KSFT_PASS; round++)
 		ret = squeeze_round(root, collapse, round);
 	return ret;

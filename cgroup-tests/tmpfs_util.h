@@ -447,6 +447,22 @@ static inline long uring_write(int fd, const void *buf, unsigned int len, off_t 
 	return res;
 }
 
+/* Run on CPU only, or on every online CPU when CPU is -1. */
+static inline int pin_cpu(int cpu)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (long i = 0; i < n; i++)
+		if (cpu < 0 || i == cpu)
+			CPU_SET(i, &set);
+	if (!sched_setaffinity(0, sizeof(set), &set))
+		return 0;
+	ksft_print_msg("sched_setaffinity to cpu %d: %s\n", cpu, strerror(errno));
+	return -1;
+}
+
 /* A counter of /proc/vmstat, or -1. */
 static inline long vmstat(const char *key)
 {
