@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
 # Prove that the harness can fail: each case below must make the check
 # exit non-zero and say why, with the line it names. Host cases feed the
-# verdict (scripts/verdict.sh) made-up results and consoles; guest cases
+# verdict (scripts/verdict/verdict.sh) made-up results and consoles; guest cases
 # boot the kernel, where the behaviour is the guest's. Two controls must
 # pass: the reports the verdict allows. Run by `make check-harness`.
-#   usage: check-harness.sh BZIMAGE INITRAMFS_DIR LOGDIR
+#   usage: check-harness.sh --kernel BZIMAGE --initrd BASE_CPIO --logdir DIR
 set -uo pipefail
-kernel=$1 initramfs=$2 logdir=$3
+kernel= base= logdir=
+usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) kernel=$2; shift 2 ;;
+	--initrd) base=$2; shift 2 ;;
+	--logdir) logdir=$2; shift 2 ;;
+	*) echo "check-harness: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+[ -n "$kernel" ] && [ -n "$base" ] && [ -n "$logdir" ] || usage
 here=$(dirname "$(realpath "$0")")
-top=$(dirname "$here")
+top=$(dirname "$(dirname "$here")")
 mkdir -p "$logdir"
 passed=0 failed=0
 
@@ -45,12 +55,14 @@ judge_pass() {
 # guest_check NAME MODE APPEND BASELINE [WATCHDOG]: boots the kernel with
 # the files of LOGDIR/NAME/root added to the initramfs (an overlay on
 # base.cpio), runs check.sh in MODE with APPEND on the command line; sets
-# out and rc. BOOT_DISK passes through.
+# out and rc. BOOT_DISK=IMAGE: boot with that disk.
 guest_check() {
 	local name=$1 mode=$2 append=$3 baseline=$4 watchdog=${5:-300} dir=$logdir/$1
-	"$top/qemu-boot/build-initramfs.sh" "$dir/overlay.cpio" "$dir/root:/" >/dev/null
-	cat "$initramfs/base.cpio" "$dir/overlay.cpio" > "$dir/initrd.cpio"
-	out=$("$here/check.sh" "$kernel" "$dir/initrd.cpio" "$dir" "$watchdog" "$baseline" "$mode" "$append" 2>&1)
+	"$top/scripts/image/build-initramfs.sh" "$dir/overlay.cpio" "$dir/root:/" >/dev/null
+	cat "$base" "$dir/overlay.cpio" > "$dir/initrd.cpio"
+	out=$("$here/check.sh" --kernel "$kernel" --initrd "$dir/initrd.cpio" --logdir "$dir" \
+		--timeout "$watchdog" --baseline "$baseline" ${append:+--append "$append"} \
+		${BOOT_DISK:+--disk "$BOOT_DISK"} --no-expect --no-boot-line "$mode" 2>&1)
 	rc=$?
 }
 

@@ -4,16 +4,25 @@
 # exit with its exit status. SCRIPT is a static program or a /bin/sh
 # script (the guest has busybox, no bash); it runs in /run-guest, where
 # the files of FILES are.
-#   usage: run-guest.sh SCRIPT FILES patched|baseline BASE_CPIO LOGDIR WATCHDOG BZIMAGE BASE_BZIMAGE
+#   usage: run-guest.sh --script PATH --kernel BZIMAGE --initrd BASE_CPIO
+#                       --logdir DIR [--files DIR] [--timeout SECONDS]
 set -uo pipefail
-script=$1 files=$2 which=$3 base=$4 logdir=$5 watchdog=$6
+script= files= kernel= base= logdir= watchdog=1800
+usage() { sed -n 's/^#   usage: //p; s/^#                       / /p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--script) script=$2; shift 2 ;;
+	--files) files=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
+	--initrd) base=$2; shift 2 ;;
+	--logdir) logdir=$2; shift 2 ;;
+	--timeout) watchdog=$2; shift 2 ;;
+	*) echo "run-guest: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+[ -n "$kernel" ] && [ -n "$base" ] && [ -n "$logdir" ] || usage
 here=$(dirname "$(realpath "$0")")
-top=$(dirname "$here")
-case "$which" in
-patched) kernel=$7 ;;
-baseline) kernel=$8 ;;
-*) echo "run-guest: KERNEL must be patched or baseline, not '$which'" >&2; exit 2 ;;
-esac
+top=$(dirname "$(dirname "$here")")
 if [ -z "$script" ]; then
 	echo "run-guest: say what to run: make run-guest SCRIPT=path [FILES=dir] [KERNEL=baseline]" >&2
 	exit 2
@@ -34,11 +43,11 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 install -m 0755 "$script" "$stage/script"
 specs+=("$stage/script:/run-guest/script")
-"$top/qemu-boot/build-initramfs.sh" "$logdir/overlay.cpio" "${specs[@]}" >/dev/null || exit 1
+"$top/scripts/image/build-initramfs.sh" "$logdir/overlay.cpio" "${specs[@]}" >/dev/null || exit 1
 cat "$base" "$logdir/overlay.cpio" > "$logdir/initrd.cpio"
 
-echo "run-guest: $script on the $which kernel ($kernel)" >&2
-"$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$logdir/initrd.cpio" --mode script \
+echo "run-guest: $script on $kernel" >&2
+"$top/scripts/vm/boot.sh" --kernel "$kernel" --initrd "$logdir/initrd.cpio" --mode script \
 	--logdir "$logdir" --timeout "$watchdog" | grep -v '^# harness: end$'
 status=${PIPESTATUS[0]}
 echo "run-guest: exit status $status" >&2

@@ -11,12 +11,25 @@
 #           with their working directory on a tmpfs
 #           (qemu-boot/suites/cgroup-tmpfs/on-tmpfs)
 # No -O2, as upstream's Makefiles: gcc would fold the tests' allocations away.
-#   usage: build-selftests.sh TREE KHDR OUTDIR [cgroup|memfd|cgroup-tmpfs]
+#   usage: build-selftests.sh --tree TREE --headers KHDR --out DIR
+#                             [--suite cgroup|memfd|cgroup-tmpfs]
 set -euo pipefail
-tree=$(realpath "$1") khdr=$(realpath "$2")
-mkdir -p "$3"
-out=$(realpath "$3")
-suite=${4:-cgroup}
+suite=cgroup
+tree= khdr= out=
+usage() { sed -n 's/^#   usage: //p; s/^#                             / /p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--tree) tree=$2; shift 2 ;;
+	--headers) khdr=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--suite) suite=$2; shift 2 ;;
+	*) echo "build-selftests: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+[ -n "$tree" ] && [ -n "$khdr" ] && [ -n "$out" ] || usage
+tree=$(realpath "$tree") khdr=$(realpath "$khdr")
+mkdir -p "$out"
+out=$(realpath "$out")
 
 if [ "$suite" = memfd ]; then
 	dir=$tree/tools/testing/selftests/memfd

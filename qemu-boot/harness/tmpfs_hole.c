@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * make hole's guest program (qemu-boot/hole.sh): the empty-file hole that
+ * make hole's guest program (qemu-boot/harness/hole-guest.sh): the empty-file hole that
  * memory.tmpfs.inodes.max closes.
  *
  *   tmpfs_hole create DIR    create empty files DIR/f0000000, ... until a

@@ -2,9 +2,19 @@
 # Unpack Debian's linux-source-6.12 into a git tree whose first commit,
 # tagged "base", is the pristine source; and a worktree of "base" for the
 # baseline kernel.
-#   usage: prepare-tree.sh TARBALL TREE BASELINE_TREE
+#   usage: prepare-tree.sh --tarball TARBALL --tree DIR --baseline-tree DIR
 set -euo pipefail
-tarball=$1 tree=$2 baseline=$3
+tarball= tree= baseline=
+usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--tarball) tarball=$2; shift 2 ;;
+	--tree) tree=$2; shift 2 ;;
+	--baseline-tree) baseline=$2; shift 2 ;;
+	*) echo "prepare-tree: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+[ -n "$tarball" ] && [ -n "$tree" ] && [ -n "$baseline" ] || usage
 
 if [ ! -f "$tarball" ]; then
 	echo "prepare-tree: $tarball not found (run 'make deps')" >&2

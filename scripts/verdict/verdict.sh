@@ -54,13 +54,13 @@ shift 4
 reruns=("$@")
 here=$(dirname "$(realpath "$0")")
 
-# The kernel's own selftests, which we do not own; a new peer suite goes
-# here (and into ktap-run's retries in qemu-boot/init).
-peer_suites=(selftests memfd mm cgroup-tmpfs stress-ng)
+# Whose each suite is: qemu-boot/suites.list, the one list of suites.
+top=$(dirname "$(dirname "$here")")
+mapfile -t peer_suites < <("$top/scripts/suites.sh" peers)
 # Ours, inside a peer suite: never excused, never retried (init's ktap-run -n).
-own_programs=(selftests/test_tmpfs cgroup-tmpfs/test_tmpfs)
+mapfile -t own_programs < <("$top/scripts/suites.sh" ours)
 # Our suites that run on the baseline kernel too, and must pass there.
-both_suites=(both)
+mapfile -t both_suites < <("$top/scripts/suites.sh" both)
 
 program() { echo "${1%%: *}"; }	# SUITE/PROG of "SUITE/PROG: SUBTEST"
 peer() {
@@ -95,9 +95,15 @@ for dir in "${reruns[@]}"; do
 		rerun_fails+=("$(basename "$dir"): harness: end marker"$'\t'"the guest stopped without it; see $dir/console.log")
 done
 
-declare -A base base_prog base_why
+# the baseline kernel's records of the programs expected here only: a
+# program it ran that this run does not (another mode's) excuses nothing
+declare -A base base_prog base_why want
+if [ -n "$expected" ]; then
+	while read -r p; do want[$p]=1; done < "$expected"
+fi
 if [ -f "$baseline" ]; then
 	while IFS=$'\t' read -r r name why; do
+		[ -z "$expected" ] || [ -n "${want[$(program "$name")]:-}" ] || continue
 		base[$name]=$r
 		base_why[$name]=$why
 		base_prog[$(program "$name")]=1

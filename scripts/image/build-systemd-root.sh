@@ -4,11 +4,22 @@
 # patches/systemd/ installed over Debian's, tmp.mount enabled (/tmp on
 # tmpfs), the test slice, the harness service and its tests; written to
 # an ext2 image the patched kernel boots as its root.
-#   usage: build-systemd-root.sh ROOTDIR DEBSDIR KTAP_RUN OUT.img
+#   usage: build-systemd-root.sh --root DIR --debs DIR --ktap-run PROGRAM --out IMAGE
 set -euo pipefail
-root=$1 debs=$2 ktap_run=$3 out=$4
+root= debs= ktap_run= out=
+usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--root) root=$2; shift 2 ;;
+	--debs) debs=$2; shift 2 ;;
+	--ktap-run) ktap_run=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	*) echo "systemd-root: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+[ -n "$root" ] && [ -n "$debs" ] && [ -n "$ktap_run" ] && [ -n "$out" ] || usage
 here=$(dirname "$(realpath "$0")")
-top=$(dirname "$here")
+top=$(dirname "$(dirname "$here")")
 files=$top/qemu-boot/systemd
 
 mirror=$("$here/debian-mirror.sh")
@@ -54,7 +65,7 @@ ln -sf ../harness.service "$etc/multi-user.target.wants/harness.service"
 rm -rf "$etc/tmpfstest.slice.d" "$root/etc/systemd/system.control"
 install -D -m 0755 "$ktap_run" "$root/opt/harness/ktap-run"
 install -D -m 0755 "$files/test_tmpfsmax" "$root/opt/systemd-tests/test_tmpfsmax"
-install -m 0644 "$top/qemu-boot/suites/integration/ktap.sh" "$root/opt/systemd-tests/ktap.sh"
+install -m 0644 "$top/qemu-boot/harness/ktap.sh" "$root/opt/harness/ktap.sh"
 echo guest > "$root/etc/hostname"
 : > "$root/etc/machine-id"
 

@@ -2,10 +2,22 @@
 # Build every prefix of patches/series (the first patch, the first two,
 # ...) in a worktree of its own, so that each commit of the series is
 # known to build: bisecting through it never lands on a broken tree.
-#   usage: bisect-build.sh TREE PATCHDIR OUTDIR FRAGMENT...
+#   usage: bisect-build.sh --tree TREE --patches DIR --out DIR FRAGMENT...
 set -euo pipefail
-tree=$1 patchdir=$(realpath "$2") outdir=$3
-shift 3
+tree= patchdir= outdir= fragments=()
+usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--tree) tree=$2; shift 2 ;;
+	--patches) patchdir=$2; shift 2 ;;
+	--out) outdir=$2; shift 2 ;;
+	-*) echo "bisect: unknown option '$1'" >&2; usage ;;
+	*) fragments+=("$1"); shift ;;
+	esac
+done
+[ -n "$tree" ] && [ -n "$patchdir" ] && [ -n "$outdir" ] || usage
+patchdir=$(realpath "$patchdir")
+set -- "${fragments[@]}"
 here=$(dirname "$(realpath "$0")")
 mkdir -p "$outdir"
 work=$(realpath -m "$outdir/linux")
@@ -23,6 +35,6 @@ for i in "${!patches[@]}"; do
 	n=$((i + 1))
 	echo "bisect: $n/${#patches[@]}: ${patches[$i]}"
 	git -C "$work" am -q --no-3way "$patchdir/${patches[$i]}"
-	"$here/build-kernel.sh" "$work" "$outdir/kernel" "bisect $n/${#patches[@]}" "$@"
+	"$here/build-kernel.sh" --tree "$work" --out "$outdir/kernel" --name "bisect $n/${#patches[@]}" "$@"
 done
 echo "bisect: every prefix of the series builds"

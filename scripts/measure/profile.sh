@@ -2,25 +2,39 @@
 # make profile: where the patched kernel's extra instructions go. Runs
 # tmpfs_bench (one repetition of every workload) on the baseline and on
 # the patched kernel under QEMU -icount with a TCG plugin that counts the kernel instructions each
-# translation block executes (scripts/insn-profile/insn_profile.c), then
+# translation block executes (scripts/measure/insn_profile.c), then
 # prints the functions whose instruction counts differ most between the
 # two.
 #
 # CONFIG is a guest configuration of tmpfs_bench (plain, limit1, nest8,
 # size, ...), run on both kernels; or a label of make bench whose kernel
 # is the patched one (patched, notmpfs, limit-depth8, ...:
-# scripts/bench-configs.sh): its guest configuration and command line on
+# scripts/measure/bench-configs.sh): its guest configuration and command line on
 # the patched kernel, those of its reference on the baseline, the pair
 # make bench divides.
 #
 # The plugin is built against qemu-plugin.h of the installed QEMU's
 # source package (apt-get source, from the machine's Debian mirror with a
 # deb-src entry added for it).
-#   usage: profile.sh BZIMAGE BASE_BZIMAGE INITRD OUTDIR CONFIG WATCHDOG
+#   usage: profile.sh --kernel BZIMAGE --baseline-kernel BZIMAGE --initrd CPIO
+#                     --outdir DIR [--config CONFIG] [--timeout SECONDS]
 set -euo pipefail
-patched=$1 baseline=$2 initrd=$3 out=$4 config=$5 watchdog=$6
+patched= baseline= initrd= out= config=plain watchdog=1800
+usage() { sed -n 's/^#   usage: //p; s/^#                     / /p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) patched=$2; shift 2 ;;
+	--baseline-kernel) baseline=$2; shift 2 ;;
+	--initrd) initrd=$2; shift 2 ;;
+	--outdir) out=$2; shift 2 ;;
+	--config) config=$2; shift 2 ;;
+	--timeout) watchdog=$2; shift 2 ;;
+	*) echo "profile: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+[ -n "$patched" ] && [ -n "$baseline" ] && [ -n "$initrd" ] && [ -n "$out" ] || usage
 here=$(dirname "$(realpath "$0")")
-top=$(dirname "$here")
+top=$(dirname "$(dirname "$here")")
 
 # what each kernel boots with: "GUEST_CONFIG CMDLINE" (CMDLINE - for none)
 . "$here/bench-configs.sh"
@@ -45,7 +59,7 @@ out=$(realpath "$out")
 src_version=$(dpkg-query -W -f='${source:Version}' qemu-system-x86)
 header=$( { find "$out/qemu-src" -path '*/include/qemu/qemu-plugin.h' 2>/dev/null || true; } | sed -n 1p)
 if [ -z "$header" ] || ! grep -qxF "$src_version" "$out/qemu-src/version" 2>/dev/null; then
-	"$here/deb-src.sh" qemu profile
+	"$top/scripts/image/deb-src.sh" qemu profile
 	echo "profile: downloading the source of qemu $src_version (23 MB)"
 	rm -rf "$out/qemu-src"
 	mkdir -p "$out/qemu-src"
@@ -56,7 +70,7 @@ if [ -z "$header" ] || ! grep -qxF "$src_version" "$out/qemu-src/version" 2>/dev
 	header=$(find "$out/qemu-src" -path '*/include/qemu/qemu-plugin.h' | sed -n 1p)
 fi
 gcc -shared -fPIC -O2 -Wall -Werror -I"$(dirname "$header")" \
-	-o "$out/insn_profile.so" "$here/insn-profile/insn_profile.c"
+	-o "$out/insn_profile.so" "$here/insn_profile.c"
 
 for which in baseline patched; do
 	kernel=$patched boot=$boot_patched
@@ -65,7 +79,7 @@ for which in baseline patched; do
 	append=
 	[ "$cmdline" = - ] || append=" $cmdline"
 	echo "profile: $which kernel${append:+ ($cmdline)}, tmpfs_bench $guest, one repetition under -icount"
-	"$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode bench \
+	"$top/scripts/vm/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode bench \
 		--logdir "$out/$which" --timeout "$watchdog" --icount \
 		--plugin "$out/insn_profile.so,out=$out/$which.tsv" \
 		--append "harness.bench=$guest harness.reps=1$append" > /dev/null

@@ -11,7 +11,7 @@
 set -euo pipefail
 step=$1 root=$2
 here=$(dirname "$(realpath "$0")")
-top=$(dirname "$here")
+top=$(dirname "$(dirname "$here")")
 files=$top/qemu-boot/containers
 packages=(podman crun runc conmon lxc docker.io containerd busybox-static)
 
@@ -80,7 +80,7 @@ image() {
 	install -D -m 0755 "$ktap_run" "$root/opt/harness/ktap-run"
 	rm -rf "$root/opt/containers-tests"
 	install -D -m 0755 "$files/test_containers" "$root/opt/containers-tests/test_containers"
-	install -m 0644 "$top/qemu-boot/suites/integration/ktap.sh" "$root/opt/containers-tests/ktap.sh"
+	install -m 0644 "$top/qemu-boot/harness/ktap.sh" "$root/opt/harness/ktap.sh"
 	# the tools' configuration: vfs storage, the cgroupfs manager, no network
 	install -D -m 0644 "$files/containers.conf" "$root/etc/containers/containers.conf"
 	install -D -m 0644 "$files/storage.conf" "$root/etc/containers/storage.conf"

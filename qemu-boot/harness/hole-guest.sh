@@ -1,5 +1,5 @@
 #!/bin/sh
-# The guest side of `make hole` (run by scripts/run-guest.sh on the
+# The guest side of `make hole` (run by scripts/vm/run-guest.sh on the
 # baseline and on the patched kernel): a cgroup with memory.max 64M and
 # no swap creates empty files in /tmp until something stops it. Each
 # holds an inode and a dentry of unreclaimable kernel memory charged to
@@ -10,7 +10,7 @@
 # $LIMIT files and no OOM event happened.
 LIMIT=20000
 cg=/sys/fs/cgroup/hole
-prog=/run-guest/tmpfs_hole
+prog=/opt/harness/tmpfs_hole
 dir=/tmp/hole
 
 say() { printf '\n== %s\n' "$*"; }

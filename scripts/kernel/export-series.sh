@@ -37,7 +37,7 @@ PY
 rm -f "$patchdir"/0*.patch
 mv "$out"/*.patch "$patchdir"/
 {
-	echo "# Patches applied, in order, to linux-source-6.12 by scripts/apply-series.sh."
+	echo "# Patches applied, in order, to linux-source-6.12 by scripts/kernel/apply-series.sh."
 	echo "# One file name per line; lines starting with # are comments."
 	(cd "$patchdir" && ls 0*.patch | grep -v '^0000-cover-letter.patch$')
 } > "$patchdir/series"

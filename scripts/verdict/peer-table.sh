@@ -9,6 +9,10 @@ set -uo pipefail
 baseline=$1 results=$2
 shift 2
 here=$(dirname "$(realpath "$0")")
+top=$(dirname "$(dirname "$here")")
+# the peer suites and our programs among them: qemu-boot/suites.list
+peers=$("$top/scripts/suites.sh" peers | paste -sd'|' -)
+ours=$("$top/scripts/suites.sh" ours | paste -sd'|' -)
 {
 	awk -F'\t' '{ print "B\t" $1 "\t" $2 }' "$baseline"
 	awk -f "$here/ktap-records.awk" "$results" | awk -F'\t' '{ print "P\t" $1 "\t" $2 }'
@@ -16,9 +20,9 @@ here=$(dirname "$(realpath "$0")")
 		awk -f "$here/ktap-records.awk" "$dir/results.log" |
 			awk -F'\t' '$1 == "PASS" { print "R\t" $1 "\t" $2 }'
 	done
-} | awk -F'\t' '
-$3 !~ /^(selftests|memfd|mm|cgroup-tmpfs|stress-ng)\// { next }
-$3 ~ /^(selftests|cgroup-tmpfs)\/test_tmpfs(:|$)/ { next }	# ours (own_programs in verdict.sh)
+} | awk -F'\t' -v peers="^($peers)/" -v ours="^($ours)(:|$)" '
+$3 !~ peers { next }
+ours != "^()(:|$)" && $3 ~ ours { next }
 $1 == "B" { b[$3] = $2; names[$3] = 1 }
 $1 == "P" { p[$3] = $2; names[$3] = 1 }
 $1 == "R" { r[$3] = 1 }

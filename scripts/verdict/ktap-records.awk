@@ -1,4 +1,4 @@
-# Turn the KTAP of cgroup-tests/ktap-run into one record per test:
+# Turn the KTAP of qemu-boot/harness/ktap-run into one record per test:
 #   RESULT<TAB>NAME<TAB>REASON     RESULT is PASS, FAIL or SKIP
 # NAME is SUITE/PROG for a program without subtests, else
 # "SUITE/PROG: SUBTEST" for each subtest. A program that failed without a

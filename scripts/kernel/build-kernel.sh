@@ -3,15 +3,26 @@
 # check the result, and build bzImage and the uapi headers out of tree.
 # Rebuilds are incremental: the config is regenerated only when a fragment
 # changed, and kbuild recompiles only what changed.
-#   usage: build-kernel.sh SRC OUT NAME FRAGMENT...
+#   usage: build-kernel.sh --tree SRC --out DIR --name NAME FRAGMENT...
 set -euo pipefail
-src=$(realpath "$1")
-mkdir -p "$2"
-out=$(realpath "$2")
-name=$3
-shift 3
+src= out= name= fragments=()
+usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--tree) src=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--name) name=$2; shift 2 ;;
+	-*) echo "build-kernel: unknown option '$1'" >&2; usage ;;
+	*) fragments+=("$1"); shift ;;
+	esac
+done
+[ -n "$src" ] && [ -n "$out" ] && [ -n "$name" ] || usage
+[ ${#fragments[@]} -ge 1 ] || usage
+src=$(realpath "$src")
+mkdir -p "$out"
+out=$(realpath "$out")
 frags=()
-for f in "$@"; do frags+=("$(realpath "$f")"); done
+for f in "${fragments[@]}"; do frags+=("$(realpath "$f")"); done
 
 regen=0
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.fragments" 2>/dev/null)" != "${frags[*]}" ]; then
@@ -30,7 +41,7 @@ if [ $regen -eq 1 ]; then
 	fi
 	echo "${frags[*]}" > "$out/.fragments"
 fi
-scripts/check-config.sh "$out/.config" "${frags[@]}" || {
+"$(dirname "$(realpath "$0")")/assert-config.sh" "$out/.config" "${frags[@]}" || {
 	echo "$name: the config lacks options the fragments ask for (above); see $out/merge_config.log" >&2
 	exit 1
 }
@@ -42,7 +53,7 @@ scripts/check-config.sh "$out/.config" "${frags[@]}" || {
 cc=gcc
 if [ "${KERNEL_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
 	export CCACHE_DIR=${KERNEL_CCACHE_DIR:-/var/cache/memory-tmpfs/ccache}
-	CCACHE_BASEDIR=$(dirname "$(dirname "$(realpath "$0")")")
+	CCACHE_BASEDIR=$(dirname "$(dirname "$(dirname "$(realpath "$0")")")")
 	export CCACHE_BASEDIR CCACHE_NOHASHDIR=true
 	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
 	mkdir -p "$CCACHE_DIR"

@@ -3,10 +3,20 @@
 # each turned off (the series' stubs must hold), each in build/matrix/NAME.
 # The fragments are those of the check kernel, minus the options that the
 # variant turns off or that depend on them.
-#   usage: config-matrix.sh TREE OUTDIR FRAGMENT...
+#   usage: config-matrix.sh --tree TREE --out DIR FRAGMENT...
 set -euo pipefail
-tree=$1 outdir=$2
-shift 2
+tree= outdir= fragments=()
+usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--tree) tree=$2; shift 2 ;;
+	--out) outdir=$2; shift 2 ;;
+	-*) echo "config-matrix: unknown option '$1'" >&2; usage ;;
+	*) fragments+=("$1"); shift ;;
+	esac
+done
+[ -n "$tree" ] && [ -n "$outdir" ] || usage
+set -- "${fragments[@]}"
 here=$(dirname "$(realpath "$0")")
 mkdir -p "$outdir"
 
@@ -32,7 +42,7 @@ for v in "${variants[@]}"; do
 	} > "$frag.tmp"
 	cmp -s "$frag.tmp" "$frag" && rm "$frag.tmp" || mv "$frag.tmp" "$frag"
 	echo "config-matrix: $name (a full build takes about 5 minutes)"
-	if ! "$here/build-kernel.sh" "$tree" "$outdir/$name" "$name" "$frag"; then
+	if ! "$here/build-kernel.sh" --tree "$tree" --out "$outdir/$name" --name "$name" "$frag"; then
 		failed+=("$name")
 	fi
 done

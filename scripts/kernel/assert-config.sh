@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fail, naming each one, if an option a config fragment asks for did not
 # make it into .config (a missing dependency, a typo, a renamed symbol).
-#   usage: check-config.sh DOTCONFIG FRAGMENT...
+#   usage: assert-config.sh DOTCONFIG FRAGMENT...
 set -euo pipefail
 dotconfig=$1
 shift
@@ -25,7 +25,7 @@ for frag in "$@"; do
 			continue	# not set and not even visible: as asked
 		fi
 		if [ "$have" != "$want" ]; then
-			echo "check-config: $(basename "$frag") asks for '$want' but .config has '${have:-nothing}'" >&2
+			echo "assert-config: $(basename "$frag") asks for '$want' but .config has '${have:-nothing}'" >&2
 			bad=1
 		fi
 	done < "$frag"

@@ -9,11 +9,22 @@
 # killed), compaction_test, on-fault-limit, thuge-gen.
 # -O2 as upstream's mm Makefile, without its warnings (not our code); cow
 # and gup_longterm with liburing (their io_uring fixed-buffer pins).
-#   usage: build-mm-selftests.sh TREE KHDR OUTDIR
+#   usage: build-mm-selftests.sh --tree TREE --headers KHDR --out DIR
 set -euo pipefail
-tree=$(realpath "$1") khdr=$(realpath "$2")
-mkdir -p "$3"
-out=$(realpath "$3")
+tree= khdr= out=
+usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--tree) tree=$2; shift 2 ;;
+	--headers) khdr=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	*) echo "build-mm-selftests: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+[ -n "$tree" ] && [ -n "$khdr" ] && [ -n "$out" ] || usage
+tree=$(realpath "$tree") khdr=$(realpath "$khdr")
+mkdir -p "$out"
+out=$(realpath "$out")
 dir=$tree/tools/testing/selftests/mm
 progs=(madv_populate mremap_test mremap_dontunmap khugepaged split_huge_page_test
 	uffd-unit-tests uffd-stress cow ksm_functional_tests memfd_secret mkdirty

@@ -4,7 +4,7 @@
  * in the kernel, per translation block. At exit it writes, for each block
  * start address of the kernel, the instructions it executed in all:
  *   ADDRESS INSNS
- * (hex, decimal) to the file given as out=PATH. scripts/insn-profile.sh
+ * (hex, decimal) to the file given as out=PATH. scripts/measure/insn-profile.sh
  * sums them per function with the kernel's System.map.
  */
 #include <inttypes.h>

@@ -19,6 +19,7 @@ fi
 out=$1
 shift
 here=$(dirname "$(realpath "$0")")
+top=$(dirname "$(dirname "$here")")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage" "$out.tmp"' EXIT
 chmod 0755 "$stage"	# the guest's /: mktemp made it 0700
@@ -88,7 +89,7 @@ GR
 printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost\n127.0.1.1\tguest\n' > "$stage/etc/hosts"
 echo guest > "$stage/etc/hostname"
 
-install -m 0755 "$here/init" "$stage/init"
+install -m 0755 "$top/qemu-boot/init" "$stage/init"
 fi
 
 # same inputs, same bytes: fixed timestamps, sorted names, root owner

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Guest kernel instructions per function, from a run under QEMU with the
-# insn_profile plugin (scripts/insn-profile/insn_profile.c), and the
+# insn_profile plugin (scripts/measure/insn_profile.c), and the
 # difference between two kernels' runs.
 #   usage: insn-profile.sh funcs SYSTEM_MAP PROFILE
 #          insn-profile.sh diff SYSTEM_MAP_A PROFILE_A SYSTEM_MAP_B PROFILE_B [N]

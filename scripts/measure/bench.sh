@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench: cgroup-tests/tmpfs_bench under each configuration, the
+# make bench: qemu-boot/harness/tmpfs_bench under each configuration, the
 # patched and the baseline kernel side by side, in one run.
 #
 # Each configuration boots its kernel under QEMU TCG with
@@ -18,11 +18,26 @@
 # then the summary lines) and OUT/table.txt, prints the table, and
 # OUT/ratios.svg when gnuplot is there. The numbers are reported, not
 # asserted. ROUNDS=0 redoes only the report, from OUT/boots.txt.
-#   usage: bench.sh BZIMAGE BASE_BZIMAGE INITRD OUTDIR ROUNDS REPS WATCHDOG
+#   usage: bench.sh --kernel BZIMAGE --baseline-kernel BZIMAGE --initrd CPIO
+#                   --outdir DIR [--rounds N] [--reps N] [--timeout SECONDS]
 set -uo pipefail
-patched=$1 baseline=$2 initrd=$3 out=$4 rounds=$5 reps=$6 watchdog=$7
+patched= baseline= initrd= out= rounds=3 reps=5 watchdog=1800
+usage() { sed -n 's/^#   usage: //p; s/^#                   / /p' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) patched=$2; shift 2 ;;
+	--baseline-kernel) baseline=$2; shift 2 ;;
+	--initrd) initrd=$2; shift 2 ;;
+	--outdir) out=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
+	--reps) reps=$2; shift 2 ;;
+	--timeout) watchdog=$2; shift 2 ;;
+	*) echo "bench: unknown argument '$1'" >&2; usage ;;
+	esac
+done
+[ -n "$patched" ] && [ -n "$baseline" ] && [ -n "$initrd" ] && [ -n "$out" ] || usage
 here=$(dirname "$(realpath "$0")")
-top=$(dirname "$here")
+top=$(dirname "$(dirname "$here")")
 mkdir -p "$out"
 for n in "$rounds" "$reps"; do
 	[[ $n =~ ^[0-9]+$ ]] || { echo "bench: ROUNDS and REPS must be numbers, not '$n'" >&2; exit 2; }
@@ -74,7 +89,7 @@ if [ "$rounds" -gt 0 ]; then
 			start=$(date +%s)
 			echo "bench: boot $i of $total: round $round, $label ($which kernel, $config${cmdline#-}, $reps repetitions)"
 			dir=$out/$label-$round
-			"$top/qemu-boot/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode bench \
+			"$top/scripts/vm/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode bench \
 				--logdir "$dir" --timeout "$watchdog" --icount \
 				--append "$append" > /dev/null 2> "$dir.err"
 			status=$?
