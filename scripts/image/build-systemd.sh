@@ -4,6 +4,11 @@
 # (apt-get source; a deb-src entry is added for it when missing), the
 # build-dependencies are installed, and dpkg-buildpackage builds the binary
 # packages without the udebs and the test suite into OUT/debs.
+# The packages are cached outside the checkout, keyed by their inputs (the
+# patches, the source package's version, this script): another checkout
+# on the same machine (CI's fresh clone) builds nothing.
+# SYSTEMD_CACHE_DIR (default /var/cache/memory-tmpfs/systemd); empty: no
+# cache.
 #   usage: build-systemd.sh PATCHDIR OUT
 set -euo pipefail
 patchdir=$(realpath "$1")
@@ -19,6 +24,20 @@ if [ -f "$stamp" ] && [ -z "$(find "$patchdir" -newer "$stamp" -name '*.patch')"
 fi
 
 "$(dirname "$(realpath "$0")")/deb-src.sh" systemd systemd
+# the version apt-get source fetches: the candidate's source version
+srcver=$(apt-cache showsrc systemd | sed -n 's/^Version: //p' | sort -V | tail -n 1)
+cache=${SYSTEMD_CACHE_DIR-/var/cache/memory-tmpfs/systemd}
+if [ -n "$cache" ]; then
+	key=$({ echo "$srcver"; cat "${patches[@]}" "$0"; } | sha256sum | cut -c1-16)
+	if [ -f "$cache/$key/.built" ]; then
+		rm -rf "$out/debs"
+		mkdir -p "$out/debs"
+		cp "$cache/$key"/*.deb "$out/debs/"
+		touch "$stamp"
+		echo "systemd: $(ls "$out/debs" | wc -l) packages of systemd $srcver with ${#patches[@]} patch(es) from the cache ($cache/$key)"
+		exit 0
+	fi
+fi
 version=$(dpkg-query -W -f='${Version}' systemd 2>/dev/null || true)
 echo "systemd: source package (installed systemd: ${version:-none}); build-dependencies"
 DEBIAN_FRONTEND=noninteractive apt-get build-dep -y -qq systemd > "$out/build-dep.log" 2>&1 ||
@@ -49,3 +68,12 @@ mkdir -p "$out/debs"
 mv "$out/src"/*.deb "$out/debs/"
 touch "$stamp"
 echo "systemd: $(ls "$out/debs" | wc -l) packages in $out/debs ($(( $(date +%s) - start ))s)"
+if [ -n "$cache" ]; then
+	rm -rf "$cache/$key.tmp"
+	mkdir -p "$cache/$key.tmp"
+	cp "$out/debs"/*.deb "$cache/$key.tmp/"
+	touch "$cache/$key.tmp/.built"
+	rm -rf "$cache/$key"
+	mv "$cache/$key.tmp" "$cache/$key"
+	echo "systemd: cached in $cache/$key"
+fi
