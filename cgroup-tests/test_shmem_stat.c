@@ -12,11 +12,6 @@
 /* Four MiB and a bit: the charge must be rounded up to whole pages. */
 #define FILE_BYTES ((4L << 20) + 100)
 
-static long round_up_pages(long bytes)
-{
-	return (bytes + page_size - 1) / page_size * page_size;
-}
-
 /* Write FILE_BYTES to fd, in 64 KiB chunks; 0 on success. */
 static int fill(int fd)
 {
@@ -45,15 +40,13 @@ static long shmem_of(const char *cgroup)
 	return cg_read_key_long(cgroup, "memory.stat", "shmem ");
 }
 
-/* Runs inside the cgroup: create and fill the file, leave it behind. */
-static int write_shmem_file(const char *cgroup, void *arg)
+/* Fill and close FD, just made by HOW (open or shm_open) of NAME. */
+static int fill_new(int fd, const char *how, const char *name)
 {
-	const char *path = arg;
-	int fd, ret;
+	int ret;
 
-	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
 	if (fd < 0) {
-		ksft_print_msg("open %s: %s\n", path, strerror(errno));
+		ksft_print_msg("%s %s: %s\n", how, name, strerror(errno));
 		return -1;
 	}
 	ret = fill(fd);
@@ -61,19 +54,15 @@ static int write_shmem_file(const char *cgroup, void *arg)
 	return ret;
 }
 
+/* Runs inside the cgroup: create and fill the file, leave it behind. */
+static int write_shmem_file(const char *cgroup, void *arg)
+{
+	return fill_new(open(arg, O_CREAT | O_TRUNC | O_WRONLY, 0600), "open", arg);
+}
+
 static int write_shm(const char *cgroup, void *arg)
 {
-	const char *name = arg;
-	int fd, ret;
-
-	fd = shm_open(name, O_CREAT | O_TRUNC | O_RDWR, 0600);
-	if (fd < 0) {
-		ksft_print_msg("shm_open %s: %s\n", name, strerror(errno));
-		return -1;
-	}
-	ret = fill(fd);
-	close(fd);
-	return ret;
+	return fill_new(shm_open(arg, O_CREAT | O_TRUNC | O_RDWR, 0600), "shm_open", arg);
 }
 
 static int expect_shmem(const char *cgroup, long want, const char *when)
@@ -89,69 +78,58 @@ static int expect_shmem(const char *cgroup, long want, const char *when)
 }
 
 /*
- * A file in /tmp written from inside the cgroup: its pages are charged
- * there (shmem and memory.current), and leave on unlink.
+ * A file written from inside a new cgroup CG by WRITE: its pages are
+ * charged there (shmem and memory.current), and leave when REMOVE
+ * removes it (REMOVED says when).
  */
-static int test_tmp_file(const char *root)
+struct shmem_file {
+	const char *cg, *path;
+	int (*write)(const char *cgroup, void *path);
+	int (*remove)(const char *path);
+	const char *removed;
+};
+
+static int shmem_file_case(const char *root, const struct shmem_file *f)
 {
-	const char *path = "/tmp/shmem_stat_file";
+	char *cg = make_child(root, f->cg);
 	int ret = KSFT_FAIL;
 	long current;
-	char *cg;
 
-	cg = cg_name(root, "shmem_stat_tmp");
-	if (!cg || cg_create(cg))
-		goto cleanup;
-	if (expect_shmem(cg, 0, "new cgroup"))
-		goto cleanup;
-	if (cg_run(cg, write_shmem_file, (void *)path))
-		goto cleanup;
-	if (expect_shmem(cg, round_up_pages(FILE_BYTES), "after write"))
+	if (!cg || expect_shmem(cg, 0, "new cgroup") ||
+	    cg_run(cg, f->write, (void *)f->path) ||
+	    expect_shmem(cg, pages_of(FILE_BYTES), "after write"))
 		goto cleanup;
 	current = cg_read_long(cg, "memory.current");
-	if (current < round_up_pages(FILE_BYTES)) {
+	if (current < pages_of(FILE_BYTES)) {
 		ksft_print_msg("memory.current %ld < shmem %ld\n", current,
-			       round_up_pages(FILE_BYTES));
+			       pages_of(FILE_BYTES));
 		goto cleanup;
 	}
-	if (unlink(path))
-		goto cleanup;
-	if (expect_shmem(cg, 0, "after unlink"))
+	if (f->remove(f->path) || expect_shmem(cg, 0, f->removed))
 		goto cleanup;
 	ret = KSFT_PASS;
 cleanup:
-	unlink(path);
-	if (cg)
-		cg_destroy(cg);
-	free(cg);
+	f->remove(f->path);
+	remove_cgroup(cg);
 	return ret;
+}
+
+/* A file in /tmp. */
+static int test_tmp_file(const char *root)
+{
+	const struct shmem_file f = { "shmem_stat_tmp", "/tmp/shmem_stat_file",
+				      write_shmem_file, unlink, "after unlink" };
+
+	return shmem_file_case(root, &f);
 }
 
 /* POSIX shm in /dev/shm: the same, removed with shm_unlink. */
 static int test_dev_shm(const char *root)
 {
-	const char *name = "/shmem_stat_shm";
-	int ret = KSFT_FAIL;
-	char *cg;
+	const struct shmem_file f = { "shmem_stat_shm", "/shmem_stat_shm",
+				      write_shm, shm_unlink, "after shm_unlink" };
 
-	cg = cg_name(root, "shmem_stat_shm");
-	if (!cg || cg_create(cg))
-		goto cleanup;
-	if (cg_run(cg, write_shm, (void *)name))
-		goto cleanup;
-	if (expect_shmem(cg, round_up_pages(FILE_BYTES), "after write"))
-		goto cleanup;
-	if (shm_unlink(name))
-		goto cleanup;
-	if (expect_shmem(cg, 0, "after shm_unlink"))
-		goto cleanup;
-	ret = KSFT_PASS;
-cleanup:
-	shm_unlink(name);
-	if (cg)
-		cg_destroy(cg);
-	free(cg);
-	return ret;
+	return shmem_file_case(root, &f);
 }
 
 /* Runs inside the cgroup: unlinked but open, the file keeps its pages. */
@@ -165,7 +143,7 @@ static int write_unlink_close(const char *cgroup, void *arg)
 		return -1;
 	if (unlink(path))
 		return -1;
-	if (expect_shmem(cgroup, round_up_pages(FILE_BYTES), "unlinked, still open"))
+	if (expect_shmem(cgroup, pages_of(FILE_BYTES), "unlinked, still open"))
 		return -1;
 	close(fd);
 	return expect_shmem(cgroup, 0, "after close");
@@ -177,69 +155,32 @@ static int test_unlinked_open(const char *root)
 	int ret = KSFT_FAIL;
 	char *cg;
 
-	cg = cg_name(root, "shmem_stat_open");
-	if (!cg || cg_create(cg))
+	cg = make_child(root, "shmem_stat_open");
+	if (!cg)
 		goto cleanup;
 	if (cg_run(cg, write_unlink_close, (void *)path))
 		goto cleanup;
 	ret = KSFT_PASS;
 cleanup:
 	unlink(path);
-	if (cg)
-		cg_destroy(cg);
-	free(cg);
+	remove_cgroup(cg);
 	return ret;
 }
 
 /*
  * Every case removes its cgroup with the data freed: cgroup.stat
  * nr_dying_descendants of ROOT must be back to where it was
- * (tmpfs_util.h's wait_dying()), or something still pins the removed
- * memcg.
+ * (wait_dying(), in the runner), or something still pins the removed
+ * memcg. The runner does not require memory.tmpfs: these cases hold on
+ * any kernel.
  */
-
-#define T(x) { x, #x }
-static struct test {
-	int (*fn)(const char *root);
-	const char *name;
-} tests[] = {
-	T(test_tmp_file),
-	T(test_dev_shm),
-	T(test_unlinked_open),
+static struct tmpfs_test tests[] = {
+	TMPFS_TEST(test_tmp_file),
+	TMPFS_TEST(test_dev_shm),
+	TMPFS_TEST(test_unlinked_open),
 };
-#undef T
 
 int main(void)
 {
-	char root[PATH_MAX];
-	int i;
-
-	page_size = sysconf(_SC_PAGESIZE);
-	ksft_print_header();
-	ksft_set_plan(ARRAY_SIZE(tests));
-	if (cg_find_unified_root(root, sizeof(root), NULL))
-		ksft_exit_skip("cgroup v2 isn't mounted\n");
-	if (cg_read_strstr(root, "cgroup.subtree_control", "memory"))
-		if (cg_write(root, "cgroup.subtree_control", "+memory"))
-			ksft_exit_skip("Failed to enable the memory controller\n");
-
-	for (i = 0; i < ARRAY_SIZE(tests); i++) {
-		long dying = cg_read_key_long(root, "cgroup.stat", "nr_dying_descendants ");
-		int ret = tests[i].fn(root);
-
-		if (ret == KSFT_PASS && wait_dying(root, dying, tests[i].name))
-			ret = KSFT_FAIL;
-		switch (ret) {
-		case KSFT_PASS:
-			ksft_test_result_pass("%s\n", tests[i].name);
-			break;
-		case KSFT_SKIP:
-			ksft_test_result_skip("%s\n", tests[i].name);
-			break;
-		default:
-			ksft_test_result_fail("%s\n", tests[i].name);
-			break;
-		}
-	}
-	ksft_finished();
+	return run_memcg_tests(tests, ARRAY_SIZE(tests));
 }

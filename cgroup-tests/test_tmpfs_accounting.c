@@ -1,20 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memory.tmpfs.current and .peak: what is charged, to whom, and until
- * when (../shared/spec/memory-tmpfs.md, "What is charged"). Every case
- * checks exact byte values after each step, the invariants (tmpfs within
- * memory + swap, a parent is the sum of its children and its own), and
- * ends with memory.tmpfs.current back at 0.
+ * memory.tmpfs.current and .peak: what is charged, to whom, and until when
+ * (the series' Documentation/admin-guide/cgroup-v2.rst,
+ * memory.tmpfs.current). Every case checks exact byte values after each
+ * step, the invariants (tmpfs within memory + swap, a parent is the sum of
+ * its children and its own), and ends with memory.tmpfs.current back at 0.
  */
 #include "tmpfs_util.h"
 
 #include <linux/falloc.h>
-#include <sched.h>
 #include <sys/ipc.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/shm.h>
-#include <sys/wait.h>
 
 #define LEN (1 * MiB + 1)
 
@@ -109,16 +105,11 @@ static int body_madv_remove(const char *cgroup, void *arg)
 static int run_case(const char *root, const char *name,
 		    int (*body)(const char *, void *), struct ctx *c)
 {
-	struct setup s = { 0 };
-	int ret = KSFT_FAIL;
+	int ret = run_setup_case(root, name, "max", body, c, c->path);
 
-	if (setup(&s, root, name, "max") || cg_run(s.cg, body, c))
-		goto out;
-	ret = KSFT_PASS;
-out:
 	if (c->path2)
 		unlink(c->path2);
-	return teardown(&s, c->path, ret);
+	return ret;
 }
 
 static int test_write_unlink_tmp(const char *root)
@@ -209,7 +200,7 @@ static int test_peak_reset(const char *root)
 	const char *path = "/tmp/tmpfs_peak";
 	int ret = KSFT_FAIL, reset_fd = -1, plain_fd = -1;
 	struct setup s = { 0 };
-	char *cg, *peak = NULL;
+	char *cg;
 
 	if (setup(&s, root, "tmpfs_peak", "max"))
 		goto cleanup;
@@ -219,12 +210,9 @@ static int test_peak_reset(const char *root)
 	    expect_peak(cg, 2 * MiB, -1, "global peak"))
 		goto cleanup;
 
-	peak = cg_control(cg, "memory.tmpfs.peak");
-	reset_fd = open(peak, O_RDWR | O_CLOEXEC);
-	plain_fd = open(peak, O_RDONLY | O_CLOEXEC);
+	reset_fd = reset_peak(cg);
+	plain_fd = open_peak(cg, O_RDONLY);
 	if (reset_fd < 0 || plain_fd < 0)
-		goto cleanup;
-	if (write(reset_fd, "reset\n", 6) != 6)
 		goto cleanup;
 	if (expect_fd(reset_fd, 512 * KiB, "after reset") ||
 	    expect_fd(plain_fd, 2 * MiB, "other fd after reset"))
@@ -245,7 +233,6 @@ cleanup:
 		close(reset_fd);
 	if (plain_fd >= 0)
 		close(plain_fd);
-	free(peak);
 	return teardown(&s, path, ret);
 }
 
@@ -274,10 +261,8 @@ static int test_hierarchy_rmdir(const char *root)
 	    check_parent_sum(parent, children, 2, 0, "parent = a + b") ||
 	    check_within_memory(parent, "parent"))
 		goto cleanup;
-	if (cg_destroy(b))
+	if (destroy_cgroup(&b))
 		goto cleanup;
-	free(b);
-	b = NULL;
 	if (expect_tmpfs(parent, 1 * MiB + pages_of(3 * MiB + 1), "b removed, files kept"))
 		goto cleanup;
 	if (unlink(pb) || expect_tmpfs(parent, 1 * MiB, "b's file freed"))
@@ -409,15 +394,7 @@ static int body_internal_shmem(const char *cgroup, void *arg)
 
 static int test_scope_internal_shmem(const char *root)
 {
-	struct setup s = { 0 };
-	int ret = KSFT_FAIL;
-
-	if (setup(&s, root, "tmpfs_scope", "max") ||
-	    cg_run(s.cg, body_internal_shmem, NULL))
-		goto out;
-	ret = KSFT_PASS;
-out:
-	return teardown(&s, NULL, ret);
+	return run_setup_case(root, "tmpfs_scope", "max", body_internal_shmem, NULL, NULL);
 }
 
 /*
@@ -445,20 +422,15 @@ static int body_userns_tmpfs(const char *cgroup, void *arg)
 static int test_scope_userns_tmpfs(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_userns.XXXXXX";
-	struct setup s = { 0 };
-	int ret = KSFT_FAIL;
+	int ret;
 
 	if (!mkdtemp(dir))
 		return KSFT_FAIL;
 	chmod(dir, 0777);
-	if (setup(&s, root, "tmpfs_userns", "max") ||
-	    cg_run(s.cg, body_userns_tmpfs, dir))
-		goto out;
 	/* teardown: the namespace died with the task, the mount and data too */
-	ret = KSFT_PASS;
-out:
+	ret = run_setup_case(root, "tmpfs_userns", "max", body_userns_tmpfs, dir, NULL);
 	rmdir(dir);
-	return teardown(&s, NULL, ret);
+	return ret;
 }
 
 /*
@@ -531,26 +503,6 @@ cleanup:
 	return teardown(&s, path, ret);
 }
 
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
-#define HPAGE (2 * MiB)
-
-/* A 2M-aligned shared mapping of [0, 2M) of the file. */
-static char *map_huge_aligned(int fd)
-{
-	char *area, *aligned;
-
-	area = mmap(NULL, 2 * HPAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED)
-		return NULL;
-	aligned = (char *)(((unsigned long)area + HPAGE - 1) & ~(HPAGE - 1));
-	if (mmap(aligned, HPAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 fd, 0) == MAP_FAILED)
-		return NULL;
-	return aligned;
-}
-
 /*
  * Huge pages: huge=always writes whole huge folios; MADV_COLLAPSE turns
  * small folios and holes into one (the holes get charged); truncation
@@ -573,7 +525,7 @@ static int body_huge(const char *cgroup, void *arg)
 	if (fd < 0 || ftruncate(fd, HPAGE))
 		return -1;
 	STEP(write_pattern(fd, 0, 1 * MiB) != 1 * MiB, 1 * MiB);
-	map = map_huge_aligned(fd);
+	map = map_huge_aligned(fd, PROT_READ | PROT_WRITE);
 	if (!map)
 		return -1;
 	/*
@@ -606,23 +558,12 @@ static int body_huge(const char *cgroup, void *arg)
 static int test_huge_collapse_split(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_huge.XXXXXX";
-	struct setup s = { 0 };
-	int ret = KSFT_FAIL;
+	int ret;
 
-	if (!mkdtemp(dir))
+	if (mount_tmpfs_dir(dir, "huge=always"))
 		return KSFT_FAIL;
-	if (mount("tmpfs", dir, "tmpfs", 0, "huge=always")) {
-		ksft_print_msg("mount huge=always: %s\n", strerror(errno));
-		rmdir(dir);
-		return KSFT_FAIL;
-	}
-	if (setup(&s, root, "tmpfs_huge", "max") || cg_run(s.cg, body_huge, dir))
-		goto out;
-	ret = KSFT_PASS;
-out:
-	ret = teardown(&s, "/tmp/tmpfs_collapse", ret);
-	umount(dir);
-	rmdir(dir);
+	ret = run_setup_case(root, "tmpfs_huge", "max", body_huge, dir, "/tmp/tmpfs_collapse");
+	umount_tmpfs_dir(dir);
 	return ret;
 }
 

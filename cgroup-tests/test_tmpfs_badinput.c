@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Malformed input to the memory.tmpfs files. memory.tmpfs.max is parsed
- * exactly as memory.swap.max is (../shared/spec/memory-tmpfs.md): each
- * value of the table is written to both files of one cgroup, and both
- * must give the errno and then read back the value the table says; a
- * rejected write keeps the old value. memory.tmpfs.current and .events
- * are read-only; any write to memory.tmpfs.peak resets that fd's peak.
+ * exactly as memory.swap.max is (the series'
+ * Documentation/admin-guide/cgroup-v2.rst): each value of the table is
+ * written to both files of one cgroup, and both must give the errno and
+ * then read back the value the table says; a rejected write keeps the old
+ * value. memory.tmpfs.current and .events are read-only; any write to
+ * memory.tmpfs.peak resets that fd's peak.
  */
 #include "tmpfs_util.h"
 
@@ -200,7 +201,6 @@ static int test_peak_any_write(const char *root)
 	};
 	struct setup s = { 0 };
 	int ret = KSFT_FAIL, wfd = -1, rfd = -1;
-	char *peak = NULL;
 	size_t i;
 
 	if (setup(&s, root, "tmpfs_badinput_peak", "max") ||
@@ -208,9 +208,8 @@ static int test_peak_any_write(const char *root)
 		goto out;
 	if (truncate(path, 256 * KiB) || expect_tmpfs(s.cg, 256 * KiB, "truncated"))
 		goto out;
-	peak = cg_control(s.cg, "memory.tmpfs.peak");
-	wfd = open(peak, O_RDWR);
-	rfd = open(peak, O_RDONLY);
+	wfd = open_peak(s.cg, O_RDWR);
+	rfd = open_peak(s.cg, O_RDONLY);
 	if (wfd < 0 || rfd < 0)
 		goto out;
 	for (i = 0; i < ARRAY_SIZE(inputs); i++) {
@@ -232,7 +231,6 @@ out:
 		close(wfd);
 	if (rfd >= 0)
 		close(rfd);
-	free(peak);
 	return teardown(&s, path, ret);
 }
 

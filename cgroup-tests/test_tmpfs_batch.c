@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The per-CPU batched charge of memory.tmpfs (../shared/spec/memory-tmpfs.md,
- * "Cost and exactness"), on a guest with 2 CPUs: a CPU may charge up to 64
- * pages ahead of use, yet the limit stays exact (EDQUOT only when the data
- * plus the allocation would exceed it), memory.tmpfs.current excludes the
- * pages charged ahead, peak stays within its bound, and lowering max,
- * removing a cgroup and taking a CPU offline return those pages.
+ * The per-CPU batched charge of memory.tmpfs (the series'
+ * Documentation/admin-guide/cgroup-v2.rst, memory.tmpfs.current and .max),
+ * on a guest with 2 CPUs: a CPU may charge up to 64 pages ahead of use,
+ * yet the limit stays exact (EDQUOT only when the data plus the allocation
+ * would exceed it), memory.tmpfs.current excludes the pages charged ahead,
+ * peak stays within its bound, and lowering max, removing a cgroup and
+ * taking a CPU offline return those pages.
  *
- * What a CPU holds ahead of use is seen through memory.tmpfs.peak: a
- * write to it resets the watermark seen through that file descriptor to
- * the page_counter's usage, which includes the pages charged ahead.
+ * What a CPU holds ahead of use is seen through memory.tmpfs.peak: a write
+ * to it resets the watermark seen through that file descriptor to the
+ * page_counter's usage, which includes the pages charged ahead.
  */
 #include "tmpfs_util.h"
 
-#define BATCH 64	/* MEMCG_CHARGE_BATCH */
+#define BATCH TMPFS_BATCH_PAGES	/* MEMCG_CHARGE_BATCH */
 
 static int nr_cpus;
 
@@ -22,38 +23,16 @@ static long usage_with_stocks(const char *cg)
 {
 	char buf[64];
 	ssize_t n;
-	long val;
-	int fd = open(cg_control(cg, "memory.tmpfs.peak"), O_RDWR);
+	int fd = reset_peak(cg);
 
 	if (fd < 0)
 		return -1;
-	if (write(fd, "reset\n", 6) != 6) {
-		close(fd);
-		return -1;
-	}
 	n = pread(fd, buf, sizeof(buf) - 1, 0);
 	close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
-	val = atol(buf);
-	return val;
-}
-
-static long events_of(const char *cg, const char *key)
-{
-	return cg_read_key_long(cg, "memory.tmpfs.events", key);
-}
-
-static int expect_events(const char *cg, long max, long fail, const char *when)
-{
-	long got_max = events_of(cg, "max "), got_fail = events_of(cg, "fail ");
-
-	if (got_max == max && got_fail == fail)
-		return 0;
-	ksft_print_msg("%s: %s memory.tmpfs.events max %ld fail %ld, expected %ld and %ld\n",
-		       when, cg, got_max, got_fail, max, fail);
-	return -1;
+	return atol(buf);
 }
 
 /*
@@ -142,6 +121,15 @@ static int worker_stop(struct worker *w)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
 }
 
+/* Stop each of the N workers that was started: RET, or KSFT_FAIL if one failed. */
+static int stop_workers(struct worker *w, int n, int ret)
+{
+	for (int i = 0; i < n; i++)
+		if (w[i].pid > 0 && worker_stop(&w[i]))
+			ret = KSFT_FAIL;
+	return ret;
+}
+
 /* Have the worker write N pages; 0 when every one was written. */
 static int worker_write(struct worker *w, long n, const char *when)
 {
@@ -163,6 +151,22 @@ static int need_two_cpus(void)
 		return 0;
 	ksft_print_msg("the guest has %d CPU: these cases need 2\n", nr_cpus);
 	return -1;
+}
+
+/*
+ * setup() a cgroup NAME without a limit, with a worker on CPU 0
+ * (/tmp/batch_0) that wrote N0 pages and one on CPU 1 (/tmp/batch_1)
+ * that wrote N1.
+ */
+static int setup_workers(struct setup *s, struct worker w[2], const char *root,
+			 const char *name, long n0, long n1)
+{
+	if (need_two_cpus() || setup(s, root, name, "max") ||
+	    worker_start(&w[0], s->cg, 0, "/tmp/batch_0") ||
+	    worker_start(&w[1], s->cg, 1, "/tmp/batch_1") ||
+	    worker_write(&w[0], n0, "cpu0") || worker_write(&w[1], n1, "cpu1"))
+		return -1;
+	return 0;
 }
 
 /*
@@ -199,7 +203,7 @@ static long write_until_edquot(struct worker *w, long max_pages, const char *who
 static int siblings_case(const char *root, bool turns)
 {
 	char *parent = NULL, *a = NULL, *b = NULL;
-	struct worker wa = { 0 }, wb = { 0 };
+	struct worker w[2] = { 0 }, *wa = &w[0], *wb = &w[1];
 	long written_a = 0, written_b = 0, r, limit = 1 * MiB;
 	const char *name = turns ? "in turns" : "a page, then b";
 	int ret = KSFT_FAIL, stopped = 0, turn;
@@ -209,17 +213,17 @@ static int siblings_case(const char *root, bool turns)
 	b = parent ? make_child(parent, "b") : NULL;
 	if (!a || !b || cg_write(parent, "memory.tmpfs.max", "1M"))
 		goto out;
-	if (worker_start(&wa, a, 0, "/tmp/batch_a") ||
-	    worker_start(&wb, b, 1, "/tmp/batch_b"))
+	if (worker_start(wa, a, 0, "/tmp/batch_a") ||
+	    worker_start(wb, b, 1, "/tmp/batch_b"))
 		goto out;
 	if (!turns) {
-		if (worker_write(&wa, 1, "a"))
+		if (worker_write(wa, 1, "a"))
 			goto out;
 		written_a = page_size;
-		written_b = write_until_edquot(&wb, limit / page_size, "b");
+		written_b = write_until_edquot(wb, limit / page_size, "b");
 		if (written_b < 0)
 			goto out;
-		r = worker_do(&wa, 'w');
+		r = worker_do(wa, 'w');
 		if (r != -EDQUOT) {
 			ksft_print_msg("a after b's EDQUOT: %ld, expected %d\n", r, -EDQUOT);
 			goto out;
@@ -231,13 +235,13 @@ static int siblings_case(const char *root, bool turns)
 		}
 	}
 	for (turn = 0; turns && stopped != 3 && turn < 1000; turn++) {
-		struct worker *w = turn & 1 ? &wb : &wa;
+		struct worker *wt = turn & 1 ? wb : wa;
 		long *written = turn & 1 ? &written_b : &written_a;
 		int bit = turn & 1 ? 2 : 1;
 
 		if (stopped & bit)
 			continue;
-		r = worker_do(w, 'w');
+		r = worker_do(wt, 'w');
 		if (r == page_size) {
 			*written += r;
 			continue;
@@ -266,16 +270,13 @@ static int siblings_case(const char *root, bool turns)
 	    expect_events(a, 0, 1, name) || expect_events(b, 0, 1, name) ||
 	    expect_events(parent, 2, 2, name))
 		goto out;
-	if (worker_do(&wa, 'u') || worker_do(&wb, 'u') ||
+	if (worker_do(wa, 'u') || worker_do(wb, 'u') ||
 	    expect_tmpfs(a, 0, "unlinked") || expect_tmpfs(b, 0, "unlinked") ||
 	    expect_tmpfs(parent, 0, "unlinked"))
 		goto out;
 	ret = KSFT_PASS;
 out:
-	if (wa.pid > 0 && worker_stop(&wa))
-		ret = KSFT_FAIL;
-	if (wb.pid > 0 && worker_stop(&wb))
-		ret = KSFT_FAIL;
+	ret = stop_workers(w, 2, ret);
 	unlink("/tmp/batch_a");
 	unlink("/tmp/batch_b");
 	remove_cgroup(a);
@@ -369,17 +370,12 @@ out:
  */
 static int test_current_exact(const char *root)
 {
-	struct worker w0 = { 0 }, w1 = { 0 };
+	struct worker w[2] = { 0 };
 	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
 	long with, peak;
 
-	if (need_two_cpus())
-		return KSFT_FAIL;
-	if (setup(&s, root, "tmpfs_batch_cur", "max") ||
-	    worker_start(&w0, s.cg, 0, "/tmp/batch_0") ||
-	    worker_start(&w1, s.cg, 1, "/tmp/batch_1") ||
-	    worker_write(&w0, 3, "cpu0") || worker_write(&w1, 5, "cpu1"))
+	if (setup_workers(&s, w, root, "tmpfs_batch_cur", 3, 5))
 		goto out;
 	with = usage_with_stocks(s.cg);
 	peak = cg_read_long(s.cg, "memory.tmpfs.peak");
@@ -399,17 +395,13 @@ static int test_current_exact(const char *root)
 		goto out;
 	}
 	/* freed from each CPU: back into that CPU's stock, current exact */
-	if (worker_do(&w0, 'u') || expect_tmpfs(s.cg, 5 * page_size, "cpu0 unlinked") ||
-	    worker_do(&w1, 'u') || expect_tmpfs(s.cg, 0, "cpu1 unlinked") ||
+	if (worker_do(&w[0], 'u') || expect_tmpfs(s.cg, 5 * page_size, "cpu0 unlinked") ||
+	    worker_do(&w[1], 'u') || expect_tmpfs(s.cg, 0, "cpu1 unlinked") ||
 	    expect_tmpfs(s.parent, 0, "unlinked (parent)"))
 		goto out;
 	ret = KSFT_PASS;
 out:
-	if (w0.pid > 0 && worker_stop(&w0))
-		ret = KSFT_FAIL;
-	if (w1.pid > 0 && worker_stop(&w1))
-		ret = KSFT_FAIL;
-	return teardown(&s, NULL, ret);
+	return teardown(&s, NULL, stop_workers(w, 2, ret));
 }
 
 /*
@@ -419,17 +411,12 @@ out:
  */
 static int test_lower_max(const char *root)
 {
-	struct worker w0 = { 0 }, w1 = { 0 };
+	struct worker w[2] = { 0 };
 	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
 	long with, r;
 
-	if (need_two_cpus())
-		return KSFT_FAIL;
-	if (setup(&s, root, "tmpfs_batch_low", "max") ||
-	    worker_start(&w0, s.cg, 0, "/tmp/batch_0") ||
-	    worker_start(&w1, s.cg, 1, "/tmp/batch_1") ||
-	    worker_write(&w0, 1, "cpu0") || worker_write(&w1, 1, "cpu1"))
+	if (setup_workers(&s, w, root, "tmpfs_batch_low", 1, 1))
 		goto out;
 	with = usage_with_stocks(s.cg);
 	if (with != 2 * BATCH * page_size) {
@@ -445,7 +432,7 @@ static int test_lower_max(const char *root)
 			       with, 2 * page_size);
 		goto out;
 	}
-	r = worker_do(&w0, 'w');
+	r = worker_do(&w[0], 'w');
 	if (r != -EDQUOT) {
 		ksft_print_msg("a page over the lowered max: %ld, expected %d\n", r, -EDQUOT);
 		goto out;
@@ -454,15 +441,11 @@ static int test_lower_max(const char *root)
 	    expect_events(s.cg, 1, 1, "lowered"))
 		goto out;
 	ksft_print_msg("max lowered under 2 batches: they returned, then EDQUOT\n");
-	if (worker_do(&w0, 'u') || worker_do(&w1, 'u'))
+	if (worker_do(&w[0], 'u') || worker_do(&w[1], 'u'))
 		goto out;
 	ret = KSFT_PASS;
 out:
-	if (w0.pid > 0 && worker_stop(&w0))
-		ret = KSFT_FAIL;
-	if (w1.pid > 0 && worker_stop(&w1))
-		ret = KSFT_FAIL;
-	return teardown(&s, NULL, ret);
+	return teardown(&s, NULL, stop_workers(w, 2, ret));
 }
 
 /*
@@ -511,28 +494,65 @@ static int race_writer(const char *cg, const char *path, int cpu, int stop)
 	return edquot || !loops ? 1 : 0;
 }
 
+/* N race_writer()s, writer I on CPU I, until their pipe is closed. */
+struct race_writers {
+	int stop;		/* the pipe's write end */
+	pid_t pid[2];
+};
+
+#define RACE_WRITERS_INIT { .stop = -1, .pid = { -1, -1 } }
+
+/* Start N race_writer()s in CG, writer I on CPU I into PATHS[I]: 0, or -1. */
+static int start_race_writers(struct race_writers *rw, const char *cg,
+			      const char *const *paths, int n)
+{
+	int stop[2], i;
+
+	if (pipe2(stop, O_NONBLOCK))
+		return -1;
+	for (i = 0; i < n; i++) {
+		rw->pid[i] = fork();
+		if (rw->pid[i] < 0)
+			break;
+		if (!rw->pid[i]) {
+			close(stop[1]);
+			_exit(race_writer(cg, paths[i], i, stop[0]));
+		}
+	}
+	close(stop[0]);
+	rw->stop = stop[1];
+	return i == n ? 0 : -1;
+}
+
+/* Stop the writers: RET, or KSFT_FAIL when one did not exit with 0. */
+static int stop_race_writers(struct race_writers *rw, int ret)
+{
+	int status;
+
+	if (rw->stop >= 0)
+		close(rw->stop);
+	for (size_t i = 0; i < ARRAY_SIZE(rw->pid); i++)
+		if (rw->pid[i] > 0 && (waitpid(rw->pid[i], &status, 0) != rw->pid[i] ||
+				       !WIFEXITED(status) || WEXITSTATUS(status)))
+			ret = KSFT_FAIL;
+	return ret;
+}
+
 static int test_lower_max_racing(const char *root)
 {
 	long limit = (RACE_DATA + 32) * page_size, with, worst = 0, over = 0;
+	const char *path = "/tmp/batch_race";
+	struct race_writers rw = RACE_WRITERS_INIT;
 	struct setup s = { 0 };
-	int ret = KSFT_FAIL, stop[2] = { -1, -1 }, status, i;
+	int ret = KSFT_FAIL, i;
 	char max[32];
-	pid_t pid = -1;
 
 	if (need_two_cpus())
 		return KSFT_FAIL;
 	snprintf(max, sizeof(max), "%ld", limit);
-	if (setup(&s, root, "tmpfs_batch_race", "max") || pipe2(stop, O_NONBLOCK))
+	if (setup(&s, root, "tmpfs_batch_race", "max") ||
+	    start_race_writers(&rw, s.cg, &path, 1))
 		goto out;
-	pid = fork();
-	if (pid < 0)
-		goto out;
-	if (!pid) {
-		close(stop[1]);
-		_exit(race_writer(s.cg, "/tmp/batch_race", 0, stop[0]));
-	}
-	close(stop[0]);
-	stop[0] = -1;
 	if (pin_cpu(1))
 		goto out;
 	for (i = 0; i < RACE_ROUNDS; i++) {
@@ -552,13 +572,7 @@ static int test_lower_max_racing(const char *root)
 	if (!over)
 		ret = KSFT_PASS;
 out:
-	if (stop[1] >= 0)
-		close(stop[1]);
-	if (stop[0] >= 0)
-		close(stop[0]);
-	if (pid > 0 && (waitpid(pid, &status, 0) != pid ||
-			!WIFEXITED(status) || WEXITSTATUS(status)))
-		ret = KSFT_FAIL;
+	ret = stop_race_writers(&rw, ret);
 	if (ret == KSFT_PASS && (expect_tmpfs(s.cg, 0, "end") ||
 				 expect_events(s.cg, 0, 0, "end")))
 		ret = KSFT_FAIL;
@@ -647,26 +661,16 @@ static long reads_as_nobody(const char *cg, const char *file)
 static int test_read_sends_no_ipi(const char *root)
 {
 	const char *paths[2] = { "/tmp/batch_ipi0", "/tmp/batch_ipi1" };
+	struct race_writers rw = RACE_WRITERS_INIT;
 	long ref = 0, tmpfs = 0, n;
-	int ret = KSFT_FAIL, stop[2] = { -1, -1 }, status, i;
-	pid_t pids[2] = { -1, -1 };
+	int ret = KSFT_FAIL, i;
 	struct setup s = { 0 };
 
 	if (need_two_cpus())
 		return KSFT_FAIL;
-	if (setup(&s, root, "tmpfs_batch_ipi", "max") || pipe2(stop, O_NONBLOCK))
+	if (setup(&s, root, "tmpfs_batch_ipi", "max") ||
+	    start_race_writers(&rw, s.cg, paths, 2))
 		goto out;
-	for (i = 0; i < 2; i++) {
-		pids[i] = fork();
-		if (pids[i] < 0)
-			goto out;
-		if (!pids[i]) {
-			close(stop[1]);
-			_exit(race_writer(s.cg, paths[i], i, stop[0]));
-		}
-	}
-	close(stop[0]);
-	stop[0] = -1;
 	for (i = 0; i < 2; i++) {
 		n = reads_as_nobody(s.cg, "memory.current");
 		if (n < 0)
@@ -685,14 +689,7 @@ static int test_read_sends_no_ipi(const char *root)
 		ksft_print_msg("memory.tmpfs.current: %ld interrupts, expected at most %ld\n",
 			       tmpfs, ref + ref / 2 + 4 * nr_cpus);
 out:
-	if (stop[1] >= 0)
-		close(stop[1]);
-	if (stop[0] >= 0)
-		close(stop[0]);
-	for (i = 0; i < 2; i++)
-		if (pids[i] > 0 && (waitpid(pids[i], &status, 0) != pids[i] ||
-				    !WIFEXITED(status) || WEXITSTATUS(status)))
-			ret = KSFT_FAIL;
+	ret = stop_race_writers(&rw, ret);
 	if (ret == KSFT_PASS && expect_tmpfs(s.cg, 0, "end"))
 		ret = KSFT_FAIL;
 	return teardown(&s, NULL, ret);
@@ -751,10 +748,8 @@ static int test_rmdir_returns_stock(const char *root)
 	    stock_on_cpu1(s.cg, "before rmdir") ||
 	    expect_tmpfs(s.cg, 0, "freed") || expect_tmpfs(s.parent, 0, "freed"))
 		goto out;
-	if (cg_destroy(s.cg))
+	if (destroy_cgroup(&s.cg))
 		goto out;
-	free(s.cg);
-	s.cg = NULL;
 	if (wait_no_stock(s.parent, "child removed"))
 		goto out;
 	ksft_print_msg("a batch on CPU 1, the child removed: parent usage 0\n");

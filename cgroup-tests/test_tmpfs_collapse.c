@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Collapse of tmpfs small folios into a huge one, by MADV_COLLAPSE and by
- * khugepaged, done by a task of another cgroup than the writer's
- * (../shared/spec/memory-tmpfs.md, "What is charged", Collapse): a
- * collapse never moves a tmpfs charge. The huge folio is charged, memory
+ * khugepaged, done by a task of another cgroup than the writer's (the
+ * series' Documentation/admin-guide/cgroup-v2.rst, memory.tmpfs.current):
+ * a collapse never moves a tmpfs charge. The huge folio is charged, memory
  * and tmpfs, to the cgroup that holds the range's pages, holes included;
- * the collapse is skipped when the pages are held by more than one
- * cgroup, or when the holes would take their holder over its limit.
+ * the collapse is skipped when the pages are held by more than one cgroup,
+ * or when the holes would take their holder over its limit.
  *
  * Every case checks both cgroups' memory.tmpfs.current exactly, and their
  * memory.stat "shmem" and "shmem_thp" exactly once the stats are flushed
@@ -14,15 +14,6 @@
  * the per-cpu charge stock and slab objects, so it is bounded from below).
  */
 #include "tmpfs_util.h"
-
-#include <sys/mount.h>
-#include <sys/wait.h>
-
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
-#define HPAGE (2 * MiB)
-#define KHUGEPAGED "/sys/kernel/mm/transparent_hugepage/khugepaged/"
 
 struct cgs {
 	char *parent, *a, *b;
@@ -87,33 +78,6 @@ static int expect_cg(const char *cg, long tmpfs, long shmem, long thp, const cha
 	return 0;
 }
 
-static int expect_events(const char *cg, long max, long fail, const char *when)
-{
-	long m = cg_read_key_long(cg, "memory.tmpfs.events", "max ");
-	long f = cg_read_key_long(cg, "memory.tmpfs.events", "fail ");
-
-	if (m == max && f == fail)
-		return 0;
-	ksft_print_msg("%s: %s memory.tmpfs.events max %ld fail %ld, expected %ld %ld\n",
-		       when, cg, m, f, max, fail);
-	return -1;
-}
-
-/* A 2M-aligned shared mapping of [0, 2M) of FD. */
-static char *map_huge_aligned(int fd)
-{
-	char *area, *aligned;
-
-	area = mmap(NULL, 2 * HPAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED)
-		return NULL;
-	aligned = (char *)(((unsigned long)area + HPAGE - 1) & ~(HPAGE - 1));
-	if (mmap(aligned, HPAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 fd, 0) == MAP_FAILED)
-		return NULL;
-	return aligned;
-}
-
 /*
  * MADV_COLLAPSE of [0, 2M) of MAP, whose first page holds data (a task of
  * CG). The first page is read first: MADV_COLLAPSE of a file range whose
@@ -167,16 +131,26 @@ static int body_collapse(const char *cgroup, void *arg)
 
 	if (fd < 0)
 		return 2;
-	map = map_huge_aligned(fd);
+	map = map_huge_aligned(fd, PROT_READ | PROT_WRITE);
 	if (!map)
 		return 2;
 	err = collapse_retry(cgroup, map, path);
 	return err == 0 ? 0 : err == EBUSY ? 1 : 2;
 }
 
-static int collapse_as(const char *cg, const char *path)
+/*
+ * MADV_COLLAPSE of PATH by a task of CG (WHO): it must collapse it, or,
+ * with REFUSED, be refused with EBUSY.
+ */
+static int expect_collapse(const char *cg, const char *path, bool refused, const char *who)
 {
-	return cg_run(cg, body_collapse, (void *)path);
+	int r = cg_run(cg, body_collapse, (void *)path);
+
+	if (r == (refused ? 1 : 0))
+		return 0;
+	ksft_print_msg("MADV_COLLAPSE by %s: result %d, expected %s\n", who, r,
+		       refused ? "1 (EBUSY)" : "a collapse");
+	return -1;
 }
 
 /* A 2M file whose first LEN bytes the writer cgroup wrote; the rest a hole. */
@@ -200,17 +174,13 @@ static int test_collapse_other_cgroup(const char *root)
 {
 	const char *path = "/tmp/tmpfs_collapse_other";
 	struct cgs c = { 0 };
-	int ret = KSFT_FAIL, r;
+	int ret = KSFT_FAIL;
 
 	if (make_cgs(&c, root, "tmpfs_collapse_other") || make_file(c.a, path, 1 * MiB) ||
 	    expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "written") ||
-	    expect_cg(c.b, 0, 0, 0, "written"))
+	    expect_cg(c.b, 0, 0, 0, "written") ||
+	    expect_collapse(c.b, path, false, "b"))
 		goto out;
-	r = collapse_as(c.b, path);
-	if (r) {
-		ksft_print_msg("MADV_COLLAPSE by b: result %d, expected a collapse\n", r);
-		goto out;
-	}
 	if (expect_cg(c.a, HPAGE, HPAGE, HPAGE, "collapsed by b") ||
 	    expect_cg(c.b, 0, 0, 0, "collapsed by b") ||
 	    expect_tmpfs(c.parent, HPAGE, "collapsed by b") ||
@@ -233,17 +203,13 @@ static int test_collapse_over_owner_limit(const char *root)
 {
 	const char *path = "/tmp/tmpfs_collapse_limit";
 	struct cgs c = { 0 };
-	int ret = KSFT_FAIL, r;
+	int ret = KSFT_FAIL;
 
 	if (make_cgs(&c, root, "tmpfs_collapse_limit") ||
 	    cg_write(c.a, "memory.tmpfs.max", "1M") || make_file(c.a, path, 1 * MiB) ||
-	    expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "written"))
+	    expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "written") ||
+	    expect_collapse(c.b, path, true, "b over a's limit"))
 		goto out;
-	r = collapse_as(c.b, path);
-	if (r != 1) {
-		ksft_print_msg("MADV_COLLAPSE by b over a's limit: result %d, expected 1 (EBUSY)\n", r);
-		goto out;
-	}
 	if (expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "refused") ||
 	    expect_cg(c.b, 0, 0, 0, "refused") ||
 	    expect_events(c.a, 0, 0, "refused") || expect_events(c.b, 0, 0, "refused"))
@@ -254,13 +220,9 @@ static int test_collapse_over_owner_limit(const char *root)
 	    expect_events(c.a, 1, 1, "a writes more"))
 		goto out;
 	/* with room for the holes, the same collapse goes through, to A */
-	if (cg_write(c.a, "memory.tmpfs.max", "2M"))
+	if (cg_write(c.a, "memory.tmpfs.max", "2M") ||
+	    expect_collapse(c.b, path, false, "b within a's limit"))
 		goto out;
-	r = collapse_as(c.b, path);
-	if (r) {
-		ksft_print_msg("MADV_COLLAPSE by b within a's limit: result %d, expected a collapse\n", r);
-		goto out;
-	}
 	if (expect_cg(c.a, HPAGE, HPAGE, HPAGE, "collapsed") ||
 	    expect_cg(c.b, 0, 0, 0, "collapsed") || verify_file(path, 1 * MiB))
 		goto out;
@@ -279,23 +241,14 @@ static int test_collapse_two_holders(const char *root)
 {
 	const char *path = "/tmp/tmpfs_collapse_two";
 	struct cgs c = { 0 };
-	int ret = KSFT_FAIL, r;
+	int ret = KSFT_FAIL;
 
 	if (make_cgs(&c, root, "tmpfs_collapse_two") || make_file(c.a, path, 1 * MiB) ||
 	    write_as(c.b, path, 1 * MiB, 1 * MiB, 1 * MiB) ||
 	    expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "written") ||
-	    expect_cg(c.b, 1 * MiB, 1 * MiB, 0, "written"))
+	    expect_cg(c.b, 1 * MiB, 1 * MiB, 0, "written") ||
+	    expect_collapse(c.b, path, true, "b") || expect_collapse(c.a, path, true, "a"))
 		goto out;
-	r = collapse_as(c.b, path);
-	if (r != 1) {
-		ksft_print_msg("MADV_COLLAPSE by b: result %d, expected 1 (EBUSY)\n", r);
-		goto out;
-	}
-	r = collapse_as(c.a, path);
-	if (r != 1) {
-		ksft_print_msg("MADV_COLLAPSE by a: result %d, expected 1 (EBUSY)\n", r);
-		goto out;
-	}
 	if (expect_cg(c.a, 1 * MiB, 1 * MiB, 0, "refused") ||
 	    expect_cg(c.b, 1 * MiB, 1 * MiB, 0, "refused") ||
 	    expect_tmpfs(c.parent, HPAGE, "refused"))
@@ -338,7 +291,7 @@ static int body_collapse_holes(const char *cgroup, void *arg)
 			ksft_print_msg("write %s: %s\n", path, strerror(errno));
 			return 2;
 		}
-		map = map_huge_aligned(fd);
+		map = map_huge_aligned(fd, PROT_READ | PROT_WRITE);
 		if (!map)
 			return 2;
 		snprintf(what, sizeof(what), "round %d", i);
@@ -403,26 +356,17 @@ static char saved[2][32];
 
 static int khugepaged_fast(void)
 {
-	for (int i = 0; i < 2; i++) {
-		char path[128];
-
-		snprintf(path, sizeof(path), KHUGEPAGED "%s", knobs[i]);
-		if (read_text(path, saved[i], sizeof(saved[i])) <= 0 ||
-		    write_text(path, "10", 2) < 0)
+	for (int i = 0; i < 2; i++)
+		if (khugepaged_set(knobs[i], "10", saved[i], sizeof(saved[i])))
 			return -1;
-	}
 	return 0;
 }
 
 static void khugepaged_restore(void)
 {
-	for (int i = 0; i < 2; i++) {
-		char path[128];
-
-		snprintf(path, sizeof(path), KHUGEPAGED "%s", knobs[i]);
+	for (int i = 0; i < 2; i++)
 		if (saved[i][0])
-			write_text(path, saved[i], strlen(saved[i]));
-	}
+			khugepaged_set(knobs[i], saved[i], NULL, 0);
 }
 
 static long full_scans(void)
@@ -453,7 +397,7 @@ static int body_khugepaged(const char *cgroup, void *arg)
 
 	if (fd < 0)
 		return 2;
-	map = map_huge_aligned(fd);
+	map = map_huge_aligned(fd, PROT_READ | PROT_WRITE);
 	if (!map || madvise(map, HPAGE, MADV_HUGEPAGE)) {
 		ksft_print_msg("MADV_HUGEPAGE: %s\n", strerror(errno));
 		return 2;
@@ -481,17 +425,9 @@ static int khugepaged_as(const char *cg, const char *path, long written,
 
 	if (pipe(k.go) || pipe(k.done))
 		return -1;
-	pid = fork();
+	pid = cg_run_nowait(cg, body_khugepaged, &k);
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		char buf[32];
-
-		snprintf(buf, sizeof(buf), "%d", getpid());
-		if (cg_write(cg, "cgroup.procs", buf))
-			_exit(2);
-		_exit(body_khugepaged(cg, &k));
-	}
 	if (read(k.go[0], &c, 1) != 1)
 		goto out;
 	scans = full_scans();
@@ -534,14 +470,9 @@ static int test_khugepaged(const char *root)
 	struct cgs c = { 0 };
 	int ret = KSFT_FAIL;
 
-	if (!mkdtemp(dir))
+	if (mount_tmpfs_dir(dir, "huge=advise"))
 		return KSFT_FAIL;
 	snprintf(path, sizeof(path), "%s/file", dir);
-	if (mount("tmpfs", dir, "tmpfs", 0, "huge=advise")) {
-		ksft_print_msg("mount huge=advise: %s\n", strerror(errno));
-		rmdir(dir);
-		return KSFT_FAIL;
-	}
 	if (khugepaged_fast() || make_cgs(&c, root, "tmpfs_khugepaged"))
 		goto out;
 
@@ -570,8 +501,7 @@ static int test_khugepaged(const char *root)
 out:
 	khugepaged_restore();
 	ret = free_cgs(&c, path, ret);
-	umount(dir);
-	rmdir(dir);
+	umount_tmpfs_dir(dir);
 	return ret;
 }
 

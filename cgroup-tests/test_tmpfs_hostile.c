@@ -19,11 +19,7 @@
 #include "tmpfs_util.h"
 
 #include <grp.h>
-#include <sched.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 
 #define UID 1000
 
@@ -143,18 +139,6 @@ static int user_write(struct deleg *d, void *arg)
 	return write_req_body(NULL, &(struct write_req){ w->path, w->off, w->len, w->want });
 }
 
-static int expect_events(const char *cg, long max, long fail, const char *when)
-{
-	long m = cg_read_key_long(cg, "memory.tmpfs.events", "max ");
-	long f = cg_read_key_long(cg, "memory.tmpfs.events", "fail ");
-
-	if (m == max && f == fail)
-		return 0;
-	ksft_print_msg("%s: %s tmpfs events max %ld fail %ld, expected %ld %ld\n",
-		       when, cg, m, f, max, fail);
-	return -1;
-}
-
 static int user_own_limits(struct deleg *d, void *arg)
 {
 	const char *own = arg;
@@ -239,20 +223,10 @@ static int user_userns_tmpfs(struct deleg *d, void *arg)
 {
 	const char *dir = arg;
 	char path[PATH_MAX];
-	int fd;
 
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+	if (enter_userns(UID))
 		return -1;
-	fd = open("/proc/self/setgroups", O_WRONLY);
-	if (fd < 0 || write(fd, "deny", 4) != 4 ||
-	    write_id_map("/proc/self/uid_map", UID) ||
-	    write_id_map("/proc/self/gid_map", UID)) {
-		ksft_print_msg("user namespace: %s\n", strerror(errno));
-		return -1;
-	}
-	close(fd);
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("tmpfs", dir, "tmpfs", 0, "size=64m")) {
+	if (mount("tmpfs", dir, "tmpfs", 0, "size=64m")) {
 		ksft_print_msg("mount tmpfs in the user namespace: %s\n", strerror(errno));
 		return -1;
 	}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memory.tmpfs.inodes.current and memory.tmpfs.inodes.max
- * (../shared/spec/memory-tmpfs.md, "The interface" and "Inodes"): every
+ * memory.tmpfs.inodes.current and memory.tmpfs.inodes.max (the series'
+ * Documentation/admin-guide/cgroup-v2.rst, memory.tmpfs.inodes.*): every
  * kind of creation on a tmpfs counts exactly one inode to the creating
  * task's cgroup and its ancestors, links and renames count none, eviction
  * (last unlink and last close, or unmount) gives it back, a creation over
@@ -12,11 +12,7 @@
  */
 #include "tmpfs_util.h"
 
-#include <poll.h>
-#include <sys/inotify.h>
 #include <sys/ipc.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/statfs.h>
@@ -119,6 +115,8 @@ static int body_kinds(const char *cgroup, void *arg)
 	struct stat st;
 	int fd;
 
+	if (expect_inodes(c->cg, 0, "new cgroup"))
+		return -1;
 	STEP_OK(make_file(at(c, "file")), 1, 0);
 	STEP_OK(mkdir(at(c, "dir"), 0755), 2, 0);
 	STEP_OK(mknod(at(c, "fifo"), S_IFIFO | 0600, 0), 3, 0);
@@ -183,27 +181,43 @@ static int make_dir(char *dir)
 	return 0;
 }
 
-static int test_inodes_kinds(const char *root)
+/* setup() with memory.tmpfs.max MAX, for the bodies of C. */
+static int setup_ctx(struct setup *s, struct ctx *c, const char *root, const char *name,
+		     const char *max)
 {
-	char dir[] = "/tmp/tmpfs_inodes.XXXXXX";
-	struct setup s = { 0 };
+	if (setup(s, root, name, max))
+		return -1;
+	c->cg = s->cg;
+	c->parent = s->parent;
+	return 0;
+}
+
+/*
+ * A case whose BODY runs in a new cgroup NAME, in the directory made from
+ * the template DIR (outside the cgroup: it never counts). With GONE, the
+ * cgroup must count no inode once the body's task is gone.
+ */
+static int run_ctx_case(const char *root, char *dir, const char *name,
+			int (*body)(const char *, void *), const char *gone)
+{
 	struct ctx c = { .dir = dir };
+	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
 
 	if (make_dir(dir))
 		return KSFT_FAIL;
-	if (setup(&s, root, "tmpfs_inodes_kinds", "max"))
-		goto out;
-	c.cg = s.cg;
-	c.parent = s.parent;
-	if (expect_inodes(s.cg, 0, "new cgroup") ||
-	    cg_run(s.cg, body_kinds, &c))
-		goto out;
-	/* the directory was made outside the cgroup: it never counted */
-	ret = KSFT_PASS;
-out:
+	if (!setup_ctx(&s, &c, root, name, "max") && !cg_run(s.cg, body, &c) &&
+	    !(gone && expect_inodes(s.cg, 0, gone)))
+		ret = KSFT_PASS;
 	rmdir(dir);
 	return teardown(&s, NULL, ret);
+}
+
+static int test_inodes_kinds(const char *root)
+{
+	char dir[] = "/tmp/tmpfs_inodes.XXXXXX";
+
+	return run_ctx_case(root, dir, "tmpfs_inodes_kinds", body_kinds, NULL);
 }
 
 /* The last unlink of an open, or mapped, file: charged until the last close. */
@@ -234,41 +248,8 @@ static int body_open_unlink(const char *cgroup, void *arg)
 static int test_inodes_open_unlink(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_inodes_open.XXXXXX";
-	struct setup s = { 0 };
-	struct ctx c = { .dir = dir };
-	int ret = KSFT_FAIL;
 
-	if (make_dir(dir))
-		return KSFT_FAIL;
-	if (setup(&s, root, "tmpfs_inodes_open", "max"))
-		goto out;
-	c.cg = s.cg;
-	c.parent = s.parent;
-	if (cg_run(s.cg, body_open_unlink, &c))
-		goto out;
-	ret = KSFT_PASS;
-out:
-	rmdir(dir);
-	return teardown(&s, NULL, ret);
-}
-
-/* memory.tmpfs.events of CG reads these four counts */
-static int expect_events(const char *cg, long max, long fail, long imax,
-			 long ifail, const char *when)
-{
-	long got[4] = {
-		cg_read_key_long(cg, "memory.tmpfs.events", "max "),
-		cg_read_key_long(cg, "memory.tmpfs.events", "fail "),
-		cg_read_key_long(cg, "memory.tmpfs.events", "inodes_max "),
-		cg_read_key_long(cg, "memory.tmpfs.events", "inodes_fail "),
-	};
-
-	if (got[0] == max && got[1] == fail && got[2] == imax && got[3] == ifail)
-		return 0;
-	ksft_print_msg("%s: %s/memory.tmpfs.events max %ld fail %ld inodes_max %ld inodes_fail %ld, expected %ld %ld %ld %ld\n",
-		       when, cg, got[0], got[1], got[2], got[3], max, fail,
-		       imax, ifail);
-	return -1;
+	return run_ctx_case(root, dir, "tmpfs_inodes_open", body_open_unlink, NULL);
 }
 
 static long free_inodes(const char *dir)
@@ -328,8 +309,8 @@ static int body_limit(const char *cgroup, void *arg)
 									\
 	n++;								\
 	if (expect_refused(c, r, name, ffree, LIMIT, #call) ||		\
-	    expect_events(c->cg, 0, 0, n, n, #call) ||			\
-	    expect_events(c->parent, 0, 0, n, n, #call))		\
+	    expect_inode_events(c->cg, 0, 0, n, n, #call) ||		\
+	    expect_inode_events(c->parent, 0, 0, n, n, #call))		\
 		return -1;						\
 } while (0)
 	REFUSED(make_file(at(c, "new")), "new");
@@ -370,17 +351,15 @@ static int test_inodes_limit(const char *root)
 	if (make_dir(dir))
 		return KSFT_FAIL;
 	snprintf(limit, sizeof(limit), "%d", LIMIT);
-	if (setup(&s, root, "tmpfs_inodes_limit", "max") ||
+	if (setup_ctx(&s, &c, root, "tmpfs_inodes_limit", "max") ||
 	    cg_write(s.cg, INODES_MAX, limit) ||
 	    expect_long(s.cg, INODES_MAX, LIMIT, "set"))
 		goto out;
-	c.cg = s.cg;
-	c.parent = s.parent;
 	if (cg_run(s.cg, body_limit, &c))
 		goto out;
 	/* no OOM, and the byte limit never counted inodes */
 	if (cg_read_key_long(s.cg, "memory.events", "oom ") != 0 ||
-	    expect_events(s.cg, 0, 0, 10, 10, "end"))
+	    expect_inode_events(s.cg, 0, 0, 10, 10, "end"))
 		goto out;
 	ret = KSFT_PASS;
 out:
@@ -396,6 +375,17 @@ out:
 		ret = KSFT_FAIL;
 	rmdir(dir);
 	return teardown(&s, NULL, ret);
+}
+
+/* A file x may not be created: EDQUOT (WHERE: at which limit). */
+static int expect_no_creation(struct ctx *c, const char *where)
+{
+	errno = 0;
+	if (make_file(at(c, "x")) == 0 || errno != EDQUOT) {
+		ksft_print_msg("creation %s: %s\n", where, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -417,18 +407,12 @@ static int body_lower(const char *cgroup, void *arg)
 	if (cg_write(c->cg, INODES_MAX, "2") || expect_inodes(c->cg, 4, "lowered"))
 		return -1;
 	c->lowered = true;
-	errno = 0;
-	if (make_file(at(c, "x")) == 0 || errno != EDQUOT) {
-		ksft_print_msg("creation over a lowered limit: %s\n", strerror(errno));
+	if (expect_no_creation(c, "over a lowered limit"))
 		return -1;
-	}
 	STEP_OK(unlink(at(c, "g0")), 3, 0);
 	STEP_OK(unlink(at(c, "g1")), 2, 0);
-	errno = 0;
-	if (make_file(at(c, "x")) == 0 || errno != EDQUOT) {
-		ksft_print_msg("creation at the limit: %s\n", strerror(errno));
+	if (expect_no_creation(c, "at the limit"))
 		return -1;
-	}
 	STEP_OK(unlink(at(c, "g2")), 1, 0);
 	STEP_OK(make_file(at(c, "x")), 2, 0);
 	STEP_OK(unlink(at(c, "x")), 1, 0);
@@ -446,12 +430,10 @@ static int test_inodes_lower_limit(const char *root)
 	if (make_dir(dir))
 		return KSFT_FAIL;
 	/* memory.tmpfs.max 0: data is refused, creation is not */
-	if (setup(&s, root, "tmpfs_inodes_lower", "0"))
+	if (setup_ctx(&s, &c, root, "tmpfs_inodes_lower", "0"))
 		goto out;
-	c.cg = s.cg;
-	c.parent = s.parent;
 	if (cg_run(s.cg, body_lower, &c) ||
-	    expect_events(s.cg, 0, 0, 2, 2, "end"))
+	    expect_inode_events(s.cg, 0, 0, 2, 2, "end"))
 		goto out;
 	ret = KSFT_PASS;
 out:
@@ -528,9 +510,9 @@ static int test_inodes_hierarchy(const char *root)
 	    expect_inodes(parent, 4, "parent"))
 		goto out;
 	/* rb: 2 refused creations */
-	if (expect_events(parent, 0, 0, 2, 2, "parent") ||
-	    expect_events(a, 0, 0, 0, 0, "a") ||
-	    expect_events(b, 0, 0, 0, 2, "b"))
+	if (expect_inode_events(parent, 0, 0, 2, 2, "parent") ||
+	    expect_inode_events(a, 0, 0, 0, 0, "a") ||
+	    expect_inode_events(b, 0, 0, 0, 2, "b"))
 		goto out;
 	/* a rename by another cgroup's task: the charge stays on a */
 	snprintf(from, sizeof(from), "%s/a0", dir);
@@ -680,24 +662,13 @@ static int body_not_charged(const char *cgroup, void *arg)
 static int test_inodes_not_charged(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_inodes_scope.XXXXXX";
-	struct setup s = { 0 };
-	struct ctx c = { .dir = dir };
-	int ret = KSFT_FAIL;
+	int ret = run_ctx_case(root, dir, "tmpfs_inodes_scope", body_not_charged, NULL);
 
-	if (make_dir(dir))
-		return KSFT_FAIL;
-	if (setup(&s, root, "tmpfs_inodes_scope", "max"))
-		goto out;
-	c.cg = s.cg;
-	c.parent = s.parent;
-	if (cg_run(s.cg, body_not_charged, &c))
-		goto out;
-	ret = KSFT_PASS;
-out:
+	/* what a body that failed left: its mount (the rmdir failed), its node */
 	umount(dir);
 	unlink("/dev/tmpfs_inodes_null");
 	rmdir(dir);
-	return teardown(&s, NULL, ret);
+	return ret;
 }
 
 /* A tmpfs mounted in a user namespace by an unprivileged task is charged. */
@@ -705,6 +676,7 @@ static int body_userns(const char *cgroup, void *arg)
 {
 	struct ctx *c = arg;
 
+	chmod(c->dir, 0777);
 	if (enter_userns_as_nobody())
 		return -1;
 	STEP_OK(mount("tmpfs", c->dir, "tmpfs", 0, "size=1m"), 0, 0);
@@ -718,24 +690,9 @@ static int body_userns(const char *cgroup, void *arg)
 static int test_inodes_userns(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_inodes_userns.XXXXXX";
-	struct setup s = { 0 };
-	struct ctx c = { .dir = dir };
-	int ret = KSFT_FAIL;
 
-	if (make_dir(dir))
-		return KSFT_FAIL;
-	chmod(dir, 0777);
-	if (setup(&s, root, "tmpfs_inodes_userns", "max"))
-		goto out;
-	c.cg = s.cg;
-	c.parent = s.parent;
-	if (cg_run(s.cg, body_userns, &c) ||
-	    expect_inodes(s.cg, 0, "the namespace's mount gone"))
-		goto out;
-	ret = KSFT_PASS;
-out:
-	rmdir(dir);
-	return teardown(&s, NULL, ret);
+	return run_ctx_case(root, dir, "tmpfs_inodes_userns", body_userns,
+			    "the namespace's mount gone");
 }
 
 /*
@@ -771,7 +728,7 @@ static int test_inodes_overlay(const char *root)
 
 	if (make_dir(dir))
 		return KSFT_FAIL;
-	if (setup(&s, root, "tmpfs_inodes_ovl", "max") ||
+	if (setup_ctx(&s, &c, root, "tmpfs_inodes_ovl", "max") ||
 	    mount("tmpfs", dir, "tmpfs", 0, "size=4m")) {
 		ksft_print_msg("mount: %s\n", strerror(errno));
 		goto out;
@@ -792,8 +749,6 @@ static int test_inodes_overlay(const char *root)
 		goto out;
 	}
 	mounted = 2;
-	c.cg = s.cg;
-	c.parent = s.parent;
 	if (cg_run(s.cg, body_overlay, &c))
 		goto out;
 	if (umount(at(&c, "merged")))
@@ -822,42 +777,20 @@ static int test_inodes_events_notify(const char *root)
 {
 	char dir[] = "/tmp/tmpfs_inodes_notify.XXXXXX";
 	struct create_req r = { dir, "n", 2, 1 };
+	struct events_watch w = EVENTS_WATCH_INIT;
 	struct setup s = { 0 };
-	int ret = KSFT_FAIL, ino = -1, pfd = -1;
-	char *events = NULL, buf[4096];
-	struct pollfd p[2];
+	int ret = KSFT_FAIL;
 
 	if (make_dir(dir))
 		return KSFT_FAIL;
 	if (setup(&s, root, "tmpfs_inodes_notify", "max") ||
-	    cg_write(s.cg, INODES_MAX, "1"))
-		goto out;
-	events = cg_control(s.cg, "memory.tmpfs.events");
-	ino = inotify_init1(IN_NONBLOCK);
-	pfd = open(events, O_RDONLY);
-	if (ino < 0 || inotify_add_watch(ino, events, IN_MODIFY) < 0 ||
-	    pfd < 0 || read(pfd, buf, sizeof(buf)) <= 0)
-		goto out;
-	if (cg_run(s.cg, body_create, &r))
-		goto out;
-	p[0] = (struct pollfd){ .fd = ino, .events = POLLIN };
-	p[1] = (struct pollfd){ .fd = pfd, .events = POLLPRI };
-	if (poll(&p[0], 1, 5000) < 0 || poll(&p[1], 1, 5000) < 0)
-		goto out;
-	if (!(p[0].revents & POLLIN) || !(p[1].revents & POLLPRI)) {
-		ksft_print_msg("no wakeup: inotify revents %#x, poll revents %#x\n",
-			       p[0].revents, p[1].revents);
-		goto out;
-	}
-	if (expect_events(s.cg, 0, 0, 1, 1, "after the refusal"))
+	    cg_write(s.cg, INODES_MAX, "1") || watch_events(&w, s.cg) ||
+	    cg_run(s.cg, body_create, &r) || expect_events_wakeup(&w) ||
+	    expect_inode_events(s.cg, 0, 0, 1, 1, "after the refusal"))
 		goto out;
 	ret = KSFT_PASS;
 out:
-	if (ino >= 0)
-		close(ino);
-	if (pfd >= 0)
-		close(pfd);
-	free(events);
+	unwatch_events(&w);
 	remove_files(dir, "n", 2);
 	rmdir(dir);
 	return teardown(&s, NULL, ret);

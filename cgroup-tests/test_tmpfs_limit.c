@@ -1,40 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * memory.tmpfs.max and memory.tmpfs.events: the limit, the error each
- * path gets, the hierarchy, the interface (../shared/spec/memory-tmpfs.md,
- * "The interface" and "Enforcement"). Every case checks exact values, the
- * invariants (current <= max, no OOM event or kill), and ends with
- * memory.tmpfs.current back at 0.
+ * memory.tmpfs.max and memory.tmpfs.events: the limit, the error each path
+ * gets, the hierarchy, the interface (the series'
+ * Documentation/admin-guide/cgroup-v2.rst, memory.tmpfs.max and .events).
+ * Every case checks exact values, the invariants (current <= max, no OOM
+ * event or kill), and ends with memory.tmpfs.current back at 0.
  */
 #include "tmpfs_util.h"
 
-#include <linux/io_uring.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/inotify.h>
-#include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
-
-static long events_of(const char *cg, const char *key)
-{
-	return cg_read_key_long(cg, "memory.tmpfs.events", key);
-}
-
-/* Fail unless memory.tmpfs.events of CG reads max MAX and fail FAIL. */
-static int expect_events(const char *cg, long max, long fail, const char *when)
-{
-	long got_max = events_of(cg, "max "), got_fail = events_of(cg, "fail ");
-
-	if (got_max == max && got_fail == fail)
-		return 0;
-	ksft_print_msg("%s: %s memory.tmpfs.events max %ld fail %ld, expected %ld and %ld\n",
-		       when, cg, got_max, got_fail, max, fail);
-	return -1;
-}
 
 /* Invariants 1 and 6: within the limit, and no OOM because of it. */
 static int check_limit_invariants(const char *cg, const char *when)
@@ -106,11 +86,8 @@ static int test_write_edquot(const char *root)
 	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
 
-	if (setup(&s, root, "tmpfs_limit_write", "1M"))
-		goto out;
-	if (cg_run(s.cg, body_write_over, (void *)path))
-		goto out;
-	if (expect_tmpfs(s.cg, 1 * MiB, "after EDQUOT") ||
+	if (setup_run(&s, root, "tmpfs_limit_write", "1M", body_write_over, (void *)path) ||
+	    expect_tmpfs(s.cg, 1 * MiB, "after EDQUOT") ||
 	    expect_peak(s.cg, 1 * MiB, 1 * MiB, "peak") ||
 	    check_limit_invariants(s.cg, "after EDQUOT") ||
 	    expect_events(s.cg, 2, 2, "cgroup") ||
@@ -171,18 +148,11 @@ static int test_mmap_sigbus(const char *root)
 	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
 
-	if (setup(&s, root, "tmpfs_limit_mmap", "1M"))
-		goto out;
-	if (cg_run(s.cg, body_mmap_over, (void *)path))
-		goto out;
-	if (expect_tmpfs(s.cg, 1 * MiB, "after SIGBUS") ||
-	    check_limit_invariants(s.cg, "after SIGBUS") ||
-	    expect_events(s.cg, 1, 1, "after SIGBUS"))
-		goto out;
-	if (unlink(path))
-		goto out;
-	ret = KSFT_PASS;
-out:
+	if (!setup_run(&s, root, "tmpfs_limit_mmap", "1M", body_mmap_over, (void *)path) &&
+	    !expect_tmpfs(s.cg, 1 * MiB, "after SIGBUS") &&
+	    !check_limit_invariants(s.cg, "after SIGBUS") &&
+	    !expect_events(s.cg, 1, 1, "after SIGBUS") && !unlink(path))
+		ret = KSFT_PASS;
 	return teardown(&s, path, ret);
 }
 
@@ -247,18 +217,12 @@ static int test_read_fault_hole(const char *root)
 	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
 
-	if (setup(&s, root, "tmpfs_limit_readfault", "1M"))
-		goto out;
-	if (cg_run(s.cg, body_read_fault, (void *)path) ||
-	    expect_tmpfs(s.cg, 1 * MiB, "after SIGBUS") ||
-	    check_limit_invariants(s.cg, "after SIGBUS") ||
-	    expect_events(s.cg, 1, 1, "one read fault refused") ||
-	    expect_events(s.parent, 1, 1, "parent"))
-		goto out;
-	if (unlink(path))
-		goto out;
-	ret = KSFT_PASS;
-out:
+	if (!setup_run(&s, root, "tmpfs_limit_readfault", "1M", body_read_fault, (void *)path) &&
+	    !expect_tmpfs(s.cg, 1 * MiB, "after SIGBUS") &&
+	    !check_limit_invariants(s.cg, "after SIGBUS") &&
+	    !expect_events(s.cg, 1, 1, "one read fault refused") &&
+	    !expect_events(s.parent, 1, 1, "parent") && !unlink(path))
+		ret = KSFT_PASS;
 	return teardown(&s, path, ret);
 }
 
@@ -297,16 +261,10 @@ static int test_fallocate_edquot(const char *root)
 	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
 
-	if (setup(&s, root, "tmpfs_limit_falloc", "1M"))
-		goto out;
-	if (cg_run(s.cg, body_fallocate_over, (void *)path) ||
-	    check_limit_invariants(s.cg, "fallocate") ||
-	    expect_events(s.cg, 1, 1, "fallocate"))
-		goto out;
-	if (unlink(path))
-		goto out;
-	ret = KSFT_PASS;
-out:
+	if (!setup_run(&s, root, "tmpfs_limit_falloc", "1M", body_fallocate_over, (void *)path) &&
+	    !check_limit_invariants(s.cg, "fallocate") &&
+	    !expect_events(s.cg, 1, 1, "fallocate") && !unlink(path))
+		ret = KSFT_PASS;
 	return teardown(&s, path, ret);
 }
 
@@ -370,21 +328,6 @@ out:
 	remove_cgroup(other);
 	remove_cgroup(other_parent);
 	return ret;
-}
-
-/* Write VALUE to FILE of CG in one write(2): 0, or the errno. */
-static int write_errno(const char *cg, const char *file, const char *value)
-{
-	char *path = cg_control(cg, file);
-	int fd = open(path, O_WRONLY), err = 0;
-
-	free(path);
-	if (fd < 0)
-		return errno;
-	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
-		err = errno ? errno : EIO;
-	close(fd);
-	return err;
 }
 
 /* Write VALUE to memory.tmpfs.max; expect ERR (0 or an errno), then READ. */
@@ -453,7 +396,7 @@ static int test_max_interface(const char *root)
 		const char *bad[] = { "abc", "-1", "1X", "1.5M", "maxx" };
 
 		for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-			if (write_errno(s.cg, "memory.swap.max", bad[i]) != EINVAL) {
+			if (raw_write(s.cg, "memory.swap.max", bad[i], strlen(bad[i])) != EINVAL) {
 				ksft_print_msg("memory.swap.max: \"%s\" is not EINVAL\n", bad[i]);
 				goto out;
 			}
@@ -546,42 +489,22 @@ out:
 static int test_events_notify(const char *root)
 {
 	const char *path = "/tmp/tmpfs_notify";
+	struct events_watch w = EVENTS_WATCH_INIT;
 	struct setup s = { 0 };
-	int ret = KSFT_FAIL, ino = -1, wd, pfd = -1;
-	char *events = NULL, buf[4096];
-	struct pollfd p[2];
+	int ret = KSFT_FAIL;
+	char buf[4096];
 
-	if (setup(&s, root, "tmpfs_notify", "64K"))
+	if (setup(&s, root, "tmpfs_notify", "64K") || watch_events(&w, s.cg) ||
+	    write_as(s.cg, path, 0, 128 * KiB, 64 * KiB) || expect_events_wakeup(&w))
 		goto out;
-	events = cg_control(s.cg, "memory.tmpfs.events");
-	ino = inotify_init1(IN_NONBLOCK);
-	wd = ino >= 0 ? inotify_add_watch(ino, events, IN_MODIFY) : -1;
-	pfd = open(events, O_RDONLY);
-	if (wd < 0 || pfd < 0 || read(pfd, buf, sizeof(buf)) <= 0)
-		goto out;
-	if (write_as(s.cg, path, 0, 128 * KiB, 64 * KiB))
-		goto out;
-	p[0] = (struct pollfd){ .fd = ino, .events = POLLIN };
-	p[1] = (struct pollfd){ .fd = pfd, .events = POLLPRI };
-	if (poll(&p[0], 1, 5000) < 0 || poll(&p[1], 1, 5000) < 0)
-		goto out;
-	if (!(p[0].revents & POLLIN) || !(p[1].revents & POLLPRI)) {
-		ksft_print_msg("no wakeup: inotify revents %#x, poll revents %#x\n",
-			       p[0].revents, p[1].revents);
-		goto out;
-	}
-	if (read(ino, buf, sizeof(buf)) <= 0 ||
+	if (read(w.ino, buf, sizeof(buf)) <= 0 ||
 	    expect_events(s.cg, 1, 1, "after the failure"))
 		goto out;
 	if (unlink(path))
 		goto out;
 	ret = KSFT_PASS;
 out:
-	if (ino >= 0)
-		close(ino);
-	if (pfd >= 0)
-		close(pfd);
-	free(events);
+	unwatch_events(&w);
 	return teardown(&s, path, ret);
 }
 
@@ -878,17 +801,13 @@ static int test_huge_limit(const char *root)
 	char dir[] = "/tmp/tmpfs_hlim.XXXXXX", path[PATH_MAX];
 	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
-	bool mounted = false;
 	long alloc = vmstat("thp_file_alloc");
 	long fallback = vmstat("thp_file_fallback");
 	long fallback_charge = vmstat("thp_file_fallback_charge");
 
-	if (!mkdtemp(dir))
+	if (mount_tmpfs_dir(dir, "huge=always"))
 		return KSFT_FAIL;
 	snprintf(path, sizeof(path), "%s/data", dir);
-	if (mount("tmpfs", dir, "tmpfs", 0, "huge=always"))
-		goto out;
-	mounted = true;
 	if (setup(&s, root, "tmpfs_huge_limit", "3M"))
 		goto out;
 	if (write_as(s.cg, path, 0, 4 * MiB, 3 * MiB) ||
@@ -911,9 +830,7 @@ static int test_huge_limit(const char *root)
 	ret = KSFT_PASS;
 out:
 	ret = teardown(&s, path, ret);
-	if (mounted)
-		umount(dir);
-	rmdir(dir);
+	umount_tmpfs_dir(dir);
 	return ret;
 }
 

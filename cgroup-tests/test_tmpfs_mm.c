@@ -1,165 +1,78 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * memory.tmpfs.current through the memory management paths that move or
- * replace tmpfs pages behind the file's back (../shared/spec/memory-tmpfs.md,
- * invariant 3): userfaultfd copy into shmem, page migration (soft offline)
- * and compaction, hardware poison, swapoff, and swap of a removed cgroup's
+ * replace tmpfs pages behind the file's back (the series'
+ * Documentation/admin-guide/cgroup-v2.rst, memory.tmpfs.current: data is
+ * charged from its allocation until it is freed, wherever it moves):
+ * userfaultfd copy into shmem, page migration (soft offline) and
+ * compaction, hardware poison, swapoff, and swap of a removed cgroup's
  * data, including the forced recharge when it is read back elsewhere.
  * Every case checks exact values and ends with memory.tmpfs.current at 0.
  */
 #include "tmpfs_util.h"
 
 #include <linux/userfaultfd.h>
-#include <stdint.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
-#include <sys/swap.h>
-#include <sys/syscall.h>
-
-#ifndef MADV_HWPOISON
-#define MADV_HWPOISON 100
-#endif
-#ifndef MADV_SOFT_OFFLINE
-#define MADV_SOFT_OFFLINE 101
-#endif
-
-/* The page frame behind ADDR of this process, 0 if none. */
-static unsigned long pfn_of(void *addr)
-{
-	uint64_t ent = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &ent, sizeof(ent),
-		  (unsigned long)addr / page_size * sizeof(ent)) != sizeof(ent))
-		ent = 0;
-	close(fd);
-	if (!(ent & (1ULL << 63)))
-		return 0;
-	return ent & ((1ULL << 55) - 1);
-}
 
 /*
  * userfaultfd: UFFDIO_COPY fills missing pages of a shared tmpfs mapping
  * through shmem_mfill_atomic_pte(). It is charged like a write, and at
- * the limit it fails with EDQUOT after the pages that fit.
+ * the limit it fails with EDQUOT after the pages that fit. UFFDIO_ZEROPAGE
+ * into shmem allocates a zeroed page of the file (shmem has no shared
+ * zero page): charged like UFFDIO_COPY. The same two failures for both:
+ * a later page of a range (the pages before it are filled, the count
+ * reads their bytes, errno EAGAIN) and the first page (the count reads
+ * -EDQUOT, errno EDQUOT).
  */
-static int body_uffd(const char *cgroup, void *arg)
-{
-	const char *path = arg;
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { 0 };
-	struct uffdio_copy copy = { 0 };
-	char *map, *src;
-	int fd, uffd;
-	long max = 3 * page_size;
-
-	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
-	if (fd < 0 || ftruncate(fd, 8 * page_size))
-		return -1;
-	map = mmap(NULL, 8 * page_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	src = mmap(NULL, 8 * page_size, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED || src == MAP_FAILED)
-		return -1;
-	memset(src, 0x3c, 8 * page_size);
-	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (uffd < 0) {
-		ksft_print_msg("userfaultfd: %s\n", strerror(errno));
-		return -1;
-	}
-	reg.range.start = (unsigned long)map;
-	reg.range.len = 8 * page_size;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	if (ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg)) {
-		ksft_print_msg("UFFDIO_API/REGISTER on tmpfs: %s\n", strerror(errno));
-		return -1;
-	}
-	if (!(reg.ioctls & (1ULL << _UFFDIO_COPY))) {
-		ksft_print_msg("UFFDIO_COPY not offered for tmpfs\n");
-		return -1;
-	}
-
-	copy.dst = (unsigned long)map;
-	copy.src = (unsigned long)src;
-	copy.len = page_size;
-	STEP(ioctl(uffd, UFFDIO_COPY, &copy), page_size);
-
-	/* 3 pages at a limit of 3: two fit, then the copy stops */
-	if (cg_write(cgroup, "memory.tmpfs.max", (char []){ "12K" }) ||
-	    expect_long(cgroup, "memory.tmpfs.max", max, "max"))
-		return -1;
-	copy.dst = (unsigned long)map + page_size;
-	copy.len = 3 * page_size;
-	copy.copy = 0;
-	if (ioctl(uffd, UFFDIO_COPY, &copy) != -1 || errno != EAGAIN ||
-	    copy.copy != 2 * page_size) {
-		ksft_print_msg("UFFDIO_COPY of 3 pages at 1 page from the limit: copied %lld (errno %s), expected %ld and EAGAIN\n",
-			       (long long)copy.copy, strerror(errno), 2 * page_size);
-		return -1;
-	}
-	STEP(0, max);
-	copy.dst = (unsigned long)map + 3 * page_size;
-	copy.len = page_size;
-	copy.copy = 0;
-	if (ioctl(uffd, UFFDIO_COPY, &copy) != -1 || errno != EDQUOT ||
-	    copy.copy != -EDQUOT) {
-		ksft_print_msg("UFFDIO_COPY past the limit: %lld (errno %s), expected -EDQUOT\n",
-			       (long long)copy.copy, strerror(errno));
-		return -1;
-	}
-	STEP(0, max);
-	if (cg_read_key_long(cgroup, "memory.tmpfs.events", "fail ") != 2 ||
-	    cg_read_key_long(cgroup, "memory.tmpfs.events", "max ") != 2 ||
-	    cg_read_key_long(cgroup, "memory.events", "oom ") != 0) {
-		ksft_print_msg("events after two refused copies: fail %ld max %ld oom %ld, expected 2 2 0\n",
-			       cg_read_key_long(cgroup, "memory.tmpfs.events", "fail "),
-			       cg_read_key_long(cgroup, "memory.tmpfs.events", "max "),
-			       cg_read_key_long(cgroup, "memory.events", "oom "));
-		return -1;
-	}
-	if (memcmp(map, src, 3 * page_size)) {
-		ksft_print_msg("copied pages differ\n");
-		return -1;
-	}
-	close(uffd);
-	STEP(munmap(map, 8 * page_size), max);
-	close(fd);
-	STEP(unlink(path), 0);
-	return 0;
-}
-
-static int test_uffd_copy(const char *root)
-{
-	const char *path = "/dev/shm/tmpfs_uffd";
-	struct setup s = { 0 };
-	int ret = KSFT_FAIL;
-
-	if (!setup(&s, root, "tmpfs_uffd", "max") && !cg_run(s.cg, body_uffd, (void *)path))
-		ret = KSFT_PASS;
-	return teardown(&s, path, ret);
-}
+struct uffd_case {
+	const char *path;
+	const char *name;	/* the ioctl */
+	bool zero;		/* UFFDIO_ZEROPAGE, else UFFDIO_COPY */
+	long refused_pages;	/* the range whose first page does not fit */
+};
 
 /*
- * UFFDIO_ZEROPAGE into shmem allocates a zeroed page of the file (shmem
- * has no shared zero page): charged like UFFDIO_COPY. The same two
- * failures: a later page of a range (the pages before it are filled,
- * zeropage reads their bytes, errno EAGAIN) and the first page (zeropage
- * reads -EDQUOT, errno EDQUOT).
+ * One fill of LEN bytes at DST: UFFDIO_COPY from SRC, or UFFDIO_ZEROPAGE
+ * when SRC is NULL. The ioctl's return, errno as it left it, and its
+ * count (copy, zeropage) in *DONE.
  */
-static int body_uffd_zeropage(const char *cgroup, void *arg)
+static int uffd_fill(int uffd, char *dst, long len, const char *src, long long *done)
 {
-	const char *path = arg;
+	struct uffdio_copy copy = { .dst = (unsigned long)dst, .src = (unsigned long)src,
+				    .len = len };
+	struct uffdio_zeropage zp = { .range = { .start = (unsigned long)dst, .len = len } };
+	int ret;
+
+	errno = 0;
+	if (src) {
+		ret = ioctl(uffd, UFFDIO_COPY, &copy);
+		*done = copy.copy;
+	} else {
+		ret = ioctl(uffd, UFFDIO_ZEROPAGE, &zp);
+		*done = zp.zeropage;
+	}
+	return ret;
+}
+
+static int body_uffd(const char *cgroup, void *arg)
+{
+	const struct uffd_case *u = arg;
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = { 0 };
-	struct uffdio_zeropage zp = { 0 };
+	char *map, *src = NULL;
 	long max = 3 * page_size, i;
-	char *map;
+	long long done;
 	int fd, uffd;
 
-	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (!u->zero) {
+		src = mmap(NULL, 8 * page_size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (src == MAP_FAILED)
+			return -1;
+		memset(src, 0x3c, 8 * page_size);
+	}
+	fd = open(u->path, O_CREAT | O_TRUNC | O_RDWR, 0644);
 	if (fd < 0 || ftruncate(fd, 8 * page_size))
 		return -1;
 	map = mmap(NULL, 8 * page_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -177,82 +90,75 @@ static int body_uffd_zeropage(const char *cgroup, void *arg)
 		ksft_print_msg("UFFDIO_API/REGISTER on tmpfs: %s\n", strerror(errno));
 		return -1;
 	}
-	if (!(reg.ioctls & (1ULL << _UFFDIO_ZEROPAGE))) {
-		ksft_print_msg("UFFDIO_ZEROPAGE not offered for tmpfs\n");
+	if (!(reg.ioctls & (1ULL << (u->zero ? _UFFDIO_ZEROPAGE : _UFFDIO_COPY)))) {
+		ksft_print_msg("%s not offered for tmpfs\n", u->name);
 		return -1;
 	}
-	zp.range.start = (unsigned long)map;
-	zp.range.len = page_size;
-	STEP(ioctl(uffd, UFFDIO_ZEROPAGE, &zp), page_size);
-	if (zp.zeropage != page_size)
+
+	STEP(uffd_fill(uffd, map, page_size, src, &done), page_size);
+	if (done != page_size)
 		return -1;
 
+	/* 3 pages at a limit of 3, one used: two fit, then the fill stops */
 	if (cg_write(cgroup, "memory.tmpfs.max", (char []){ "12K" }) ||
 	    expect_long(cgroup, "memory.tmpfs.max", max, "max"))
 		return -1;
-	/* 3 pages at 1 page from the limit: two are filled, then EAGAIN */
-	zp.range.start = (unsigned long)map + page_size;
-	zp.range.len = 3 * page_size;
-	zp.zeropage = 0;
-	errno = 0;
-	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) != -1 || errno != EAGAIN ||
-	    zp.zeropage != 2 * page_size) {
-		ksft_print_msg("UFFDIO_ZEROPAGE of 3 pages at 2 pages from the limit: zeropage %lld (errno %s), expected %ld and EAGAIN\n",
-			       (long long)zp.zeropage, strerror(errno), 2 * page_size);
+	if (uffd_fill(uffd, map + page_size, 3 * page_size, src, &done) != -1 ||
+	    errno != EAGAIN || done != 2 * page_size) {
+		ksft_print_msg("%s of 3 pages with room for 2: %lld bytes (errno %s), expected %ld and EAGAIN\n",
+			       u->name, done, strerror(errno), 2 * page_size);
 		return -1;
 	}
 	STEP(0, max);
 	/* the first page of a range does not fit: EDQUOT itself */
-	zp.range.start = (unsigned long)map + 3 * page_size;
-	zp.range.len = 2 * page_size;
-	zp.zeropage = 0;
-	errno = 0;
-	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) != -1 || errno != EDQUOT ||
-	    zp.zeropage != -EDQUOT) {
-		ksft_print_msg("UFFDIO_ZEROPAGE past the limit: zeropage %lld (errno %s), expected -EDQUOT and EDQUOT\n",
-			       (long long)zp.zeropage, strerror(errno));
+	if (uffd_fill(uffd, map + 3 * page_size, u->refused_pages * page_size, src, &done) != -1 ||
+	    errno != EDQUOT || done != -EDQUOT) {
+		ksft_print_msg("%s past the limit: %lld (errno %s), expected -EDQUOT and EDQUOT\n",
+			       u->name, done, strerror(errno));
 		return -1;
 	}
 	STEP(0, max);
 	if (cg_read_key_long(cgroup, "memory.tmpfs.events", "fail ") != 2 ||
 	    cg_read_key_long(cgroup, "memory.tmpfs.events", "max ") != 2 ||
 	    cg_read_key_long(cgroup, "memory.events", "oom ") != 0) {
-		ksft_print_msg("events after two refused zeropages: fail %ld max %ld oom %ld, expected 2 2 0\n",
-			       cg_read_key_long(cgroup, "memory.tmpfs.events", "fail "),
+		ksft_print_msg("events after two refused %s: fail %ld max %ld oom %ld, expected 2 2 0\n",
+			       u->name, cg_read_key_long(cgroup, "memory.tmpfs.events", "fail "),
 			       cg_read_key_long(cgroup, "memory.tmpfs.events", "max "),
 			       cg_read_key_long(cgroup, "memory.events", "oom "));
 		return -1;
 	}
+	/* the filled pages hold the source's bytes, or zeros */
 	for (i = 0; i < 3 * page_size; i++)
-		if (map[i]) {
-			ksft_print_msg("byte %ld of the zeroed pages is %d\n", i, map[i]);
+		if (map[i] != (src ? src[i] : 0)) {
+			ksft_print_msg("%s: byte %ld of the filled pages is %d, expected %d\n",
+				       u->name, i, map[i], src ? src[i] : 0);
 			return -1;
 		}
 	close(uffd);
 	STEP(munmap(map, 8 * page_size), max);
 	close(fd);
-	STEP(unlink(path), 0);
+	STEP(unlink(u->path), 0);
 	return 0;
+}
+
+static int test_uffd_copy(const char *root)
+{
+	struct uffd_case u = { "/dev/shm/tmpfs_uffd", "UFFDIO_COPY", false, 1 };
+
+	return run_setup_case(root, "tmpfs_uffd", "max", body_uffd, &u, u.path);
 }
 
 static int test_uffd_zeropage(const char *root)
 {
-	const char *path = "/dev/shm/tmpfs_uffd_zero";
+	struct uffd_case u = { "/dev/shm/tmpfs_uffd_zero", "UFFDIO_ZEROPAGE", true, 2 };
 	struct setup s = { 0 };
 	int ret = KSFT_FAIL;
 
-	if (!setup(&s, root, "tmpfs_uffd_zero", "max") &&
-	    !cg_run(s.cg, body_uffd_zeropage, (void *)path)) {
+	/* the parent counts the child's two refusals too (propagated) */
+	if (!setup_run(&s, root, "tmpfs_uffd_zero", "max", body_uffd, &u) &&
+	    !expect_events(s.parent, 2, 2, "parent, propagated"))
 		ret = KSFT_PASS;
-		if (cg_read_key_long(s.parent, "memory.tmpfs.events", "max ") != 2 ||
-		    cg_read_key_long(s.parent, "memory.tmpfs.events", "fail ") != 2) {
-			ksft_print_msg("parent: events max %ld fail %ld, expected 2 2 (propagated)\n",
-				       cg_read_key_long(s.parent, "memory.tmpfs.events", "max "),
-				       cg_read_key_long(s.parent, "memory.tmpfs.events", "fail "));
-			ret = KSFT_FAIL;
-		}
-	}
-	return teardown(&s, path, ret);
+	return teardown(&s, u.path, ret);
 }
 
 /*
@@ -275,7 +181,7 @@ static int body_migrate(const char *cgroup, void *arg)
 	if (fd < 0 || map == MAP_FAILED)
 		return -1;
 	for (i = 0; i < 4; i++) {
-		if (map[i * page_size] != (char)(((i * page_size) % (64 * 1024)) * 7 + 1))
+		if (map[i * page_size] != PATTERN_BYTE(i * page_size))
 			return -1;	/* faulted in, with the data written */
 		before[i] = pfn_of(map + i * page_size);
 	}
@@ -319,12 +225,8 @@ static int body_migrate(const char *cgroup, void *arg)
 static int test_migration(const char *root)
 {
 	const char *path = "/tmp/tmpfs_migrate";
-	struct setup s = { 0 };
-	int ret = KSFT_FAIL;
 
-	if (!setup(&s, root, "tmpfs_migrate", "max") && !cg_run(s.cg, body_migrate, (void *)path))
-		ret = KSFT_PASS;
-	return teardown(&s, path, ret);
+	return run_setup_case(root, "tmpfs_migrate", "max", body_migrate, (void *)path, path);
 }
 
 static volatile sig_atomic_t mce_code;
@@ -356,7 +258,7 @@ static int body_hwpoison(const char *cgroup, void *arg)
 	map = mmap(NULL, 1 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (fd < 0 || map == MAP_FAILED)
 		return -1;
-	if (map[3 * page_size] != (char)(((3 * page_size) % (64 * 1024)) * 7 + 1))
+	if (map[3 * page_size] != PATTERN_BYTE(3 * page_size))
 		return -1;
 	STEP(madvise(map + 3 * page_size, page_size, MADV_HWPOISON), 1 * MiB - page_size);
 	if (mce_code != BUS_MCEERR_AR) {
@@ -384,12 +286,18 @@ static int body_hwpoison(const char *cgroup, void *arg)
 static int test_hwpoison(const char *root)
 {
 	const char *path = "/tmp/tmpfs_hwpoison";
-	struct setup s = { 0 };
-	int ret = KSFT_FAIL;
 
-	if (!setup(&s, root, "tmpfs_hwpoison", "max") && !cg_run(s.cg, body_hwpoison, (void *)path))
-		ret = KSFT_PASS;
-	return teardown(&s, path, ret);
+	return run_setup_case(root, "tmpfs_hwpoison", "max", body_hwpoison, (void *)path, path);
+}
+
+/* After a swapoff (when OFF), swapon again: RET, or KSFT_FAIL if that fails. */
+static int swapon_again(bool off, int ret)
+{
+	if (off && swapon(SWAP_DEV, 0)) {
+		ksft_print_msg("swapon %s again: %s\n", SWAP_DEV, strerror(errno));
+		return KSFT_FAIL;
+	}
+	return ret;
 }
 
 /*
@@ -400,7 +308,8 @@ static int test_swapoff(const char *root)
 {
 	const char *path = "/tmp/tmpfs_swapoff";
 	struct setup s = { 0 };
-	int ret = KSFT_FAIL, swapped_off = 0;
+	int ret = KSFT_FAIL;
+	bool swapped_off = false;
 
 	if (setup(&s, root, "tmpfs_swapoff", "max") ||
 	    write_as(s.cg, path, 0, 4 * MiB, 4 * MiB) ||
@@ -412,7 +321,7 @@ static int test_swapoff(const char *root)
 		ksft_print_msg("swapoff %s: %s\n", SWAP_DEV, strerror(errno));
 		goto out;
 	}
-	swapped_off = 1;
+	swapped_off = true;
 	if (expect_tmpfs(s.cg, 4 * MiB, "after swapoff") ||
 	    expect_tmpfs(s.parent, 4 * MiB, "after swapoff, parent") ||
 	    expect_long(s.cg, "memory.swap.current", 0, "after swapoff") ||
@@ -429,16 +338,42 @@ static int test_swapoff(const char *root)
 		goto out;
 	ret = KSFT_PASS;
 out:
-	if (swapped_off && swapon(SWAP_DEV, 0)) {
-		ksft_print_msg("swapon %s again: %s\n", SWAP_DEV, strerror(errno));
-		ret = KSFT_FAIL;
-	}
-	return teardown(&s, path, ret);
+	return teardown(&s, path, swapon_again(swapped_off, ret));
 }
 
 static int body_read(const char *cgroup, void *arg)
 {
 	return verify_file(arg, 2 * MiB);
+}
+
+/*
+ * *A writes LEN bytes at OFF of PATH (WROTE: what it wrote), pushed to
+ * swap with SWAP; then *A is removed, and its data stays. 0, or -1.
+ */
+static int write_then_remove(char **a, const char *path, long off, long len,
+			     const char *wrote, bool swap)
+{
+	if (write_as(*a, path, off, len, len) || expect_tmpfs(*a, len, wrote) ||
+	    (swap && (push_to_swap(*a, len) || expect_tmpfs(*a, len, "swapped out"))))
+		return -1;
+	return destroy_cgroup(a);
+}
+
+/*
+ * The end of a case that left a removed cgroup's data: PATH (if any)
+ * unlinked; with DRAIN, the swap slot caches drained, whose freed slots
+ * still pin the removed memcg; the N cgroups CGS removed, in order. RET,
+ * or KSFT_FAIL when the drain failed.
+ */
+static int end_removed_case(const char *path, int ret, bool drain, char **cgs, int n)
+{
+	if (path)
+		unlink(path);
+	if (drain && drain_swap_slots())
+		ret = KSFT_FAIL;
+	for (int i = 0; i < n; i++)
+		remove_cgroup(cgs[i]);
+	return ret;
 }
 
 /*
@@ -455,13 +390,8 @@ static int test_removed_swapout(const char *root)
 	parent = make_parent(root, "tmpfs_removed_swapout");
 	a = parent ? make_child(parent, "a") : NULL;
 	b = parent ? make_child(parent, "b") : NULL;
-	if (!a || !b || write_as(a, path, 0, 2 * MiB, 2 * MiB) ||
-	    expect_tmpfs(a, 2 * MiB, "a wrote"))
+	if (!a || !b || write_then_remove(&a, path, 0, 2 * MiB, "a wrote", false))
 		goto out;
-	if (cg_destroy(a))
-		goto out;
-	free(a);
-	a = NULL;
 	/*
 	 * rmdir returns before the memcg goes offline (an RCU grace period
 	 * and a work item later); until then swap-out would still record a.
@@ -486,14 +416,7 @@ static int test_removed_swapout(const char *root)
 		goto out;
 	ret = KSFT_PASS;
 out:
-	unlink(path);
-	/* the freed swap slots hold a's memcg until drained */
-	if (drain_swap_slots())
-		ret = KSFT_FAIL;
-	remove_cgroup(a);
-	remove_cgroup(b);
-	remove_cgroup(parent);
-	return ret;
+	return end_removed_case(path, ret, true, (char *[]){ a, b, parent }, 3);
 }
 
 /*
@@ -513,14 +436,8 @@ static int test_removed_swapin_forced(const char *root)
 	a = parent ? make_child(parent, "a") : NULL;
 	b = parent ? make_child(parent, "b") : NULL;
 	if (!a || !b || cg_write(b, "memory.tmpfs.max", "1M") ||
-	    write_as(a, path, 0, 2 * MiB, 2 * MiB) ||
-	    expect_tmpfs(a, 2 * MiB, "a wrote") || push_to_swap(a, 2 * MiB) ||
-	    expect_tmpfs(a, 2 * MiB, "swapped out"))
+	    write_then_remove(&a, path, 0, 2 * MiB, "a wrote", true))
 		goto out;
-	if (cg_destroy(a))
-		goto out;
-	free(a);
-	a = NULL;
 	if (expect_tmpfs(parent, 2 * MiB, "a removed") ||
 	    cg_run(b, body_read, (void *)path))
 		goto out;
@@ -548,15 +465,8 @@ static int test_removed_swapin_forced(const char *root)
 		goto out;
 	ret = KSFT_PASS;
 out:
-	unlink(path);
-	/* the freed swap slots hold a's memcg until drained */
-	if (drain_swap_slots())
-		ret = KSFT_FAIL;
 	unlink("/tmp/tmpfs_removed_swapin.b");
-	remove_cgroup(a);
-	remove_cgroup(b);
-	remove_cgroup(parent);
-	return ret;
+	return end_removed_case(path, ret, true, (char *[]){ a, b, parent }, 3);
 }
 
 /* Load every page of PATH (LEN bytes) through a shared mapping: faults. */
@@ -573,7 +483,7 @@ static int body_fault_in(const char *cgroup, void *arg)
 	if (map == MAP_FAILED)
 		return -1;
 	for (off = 0; off < len; off++)
-		if (map[off] != (char)((off % (64 * 1024)) * 7 + 1)) {
+		if (map[off] != PATTERN_BYTE(off)) {
 			ksft_print_msg("byte %ld differs after the swap-in fault\n", off);
 			return -1;
 		}
@@ -612,14 +522,8 @@ static int removed_swapin_to(const char *root, bool by_swapoff)
 	to = from ? make_parent(root, "tmpfs_recipient_to") : NULL;
 	a = to ? make_child(from, "a") : NULL;
 	c = a ? make_child(to, "c") : NULL;
-	if (!c || write_as(a, path, 0, 2 * MiB, 2 * MiB) ||
-	    expect_tmpfs(a, 2 * MiB, "a wrote") || push_to_swap(a, 2 * MiB) ||
-	    expect_tmpfs(a, 2 * MiB, "swapped out"))
+	if (!c || write_then_remove(&a, path, 0, 2 * MiB, "a wrote", true))
 		goto out;
-	if (cg_destroy(a))
-		goto out;
-	free(a);
-	a = NULL;
 	if (expect_tmpfs(from, 2 * MiB, "a removed: its parent keeps the charge") ||
 	    expect_tmpfs(c, 0, "before the swap-in: c"))
 		goto out;
@@ -641,19 +545,9 @@ static int removed_swapin_to(const char *root, bool by_swapoff)
 		goto out;
 	ret = KSFT_PASS;
 out:
-	if (swapped_off && swapon(SWAP_DEV, 0)) {
-		ksft_print_msg("swapon %s again: %s\n", SWAP_DEV, strerror(errno));
-		ret = KSFT_FAIL;
-	}
-	unlink(path);
-	/* freed swap slots in the slot caches still pin a's memcg */
-	if (!swapped_off && drain_swap_slots())
-		ret = KSFT_FAIL;
-	remove_cgroup(a);
-	remove_cgroup(c);
-	remove_cgroup(to);
-	remove_cgroup(from);
-	return ret;
+	ret = swapon_again(swapped_off, ret);
+	/* a swapoff drained the swap slot caches itself */
+	return end_removed_case(path, ret, !swapped_off, (char *[]){ a, c, to, from }, 4);
 }
 
 static int test_removed_swapin_fault(const char *root)
@@ -664,32 +558,6 @@ static int test_removed_swapin_fault(const char *root)
 static int test_removed_swapin_swapoff(const char *root)
 {
 	return removed_swapin_to(root, true);
-}
-
-#define KHUGEPAGED "/sys/kernel/mm/transparent_hugepage/khugepaged/"
-#define HPAGE (2 * MiB)
-
-/* Write VAL to the khugepaged tunable NAME, keeping the old value in OLD. */
-static int khugepaged_set(const char *name, const char *val, char *old, size_t n)
-{
-	char path[PATH_MAX];
-	int fd, len;
-
-	snprintf(path, sizeof(path), KHUGEPAGED "%s", name);
-	fd = open(path, O_RDWR);
-	if (fd < 0)
-		return -1;
-	if (old) {
-		len = read(fd, old, n - 1);
-		if (len <= 0) {
-			close(fd);
-			return -1;
-		}
-		old[len] = '\0';
-	}
-	len = pwrite(fd, val, strlen(val), 0);
-	close(fd);
-	return len == (int)strlen(val) ? 0 : -1;
 }
 
 /*
@@ -708,19 +576,13 @@ static int test_removed_swapin_kthread(const char *root)
 	char dir[] = "/tmp/tmpfs_kthread.XXXXXX", path[PATH_MAX];
 	static char back[HPAGE];
 	char old_sleep[32] = "", old_swap[32] = "", old_none[32] = "";
-	char *from = NULL, *a = NULL, *area = NULL, *map;
+	char *from = NULL, *a = NULL, *map = NULL;
 	long swapped = HPAGE - page_size, cur = -1, collapsed = vmstat("thp_collapse_alloc");
 	int ret = KSFT_FAIL, fd = -1, i;
-	bool mounted = false;
 
-	if (!mkdtemp(dir))
+	if (mount_tmpfs_dir(dir, "huge=advise"))
 		return KSFT_FAIL;
 	snprintf(path, sizeof(path), "%s/data", dir);
-	if (mount("tmpfs", dir, "tmpfs", 0, "huge=advise")) {
-		ksft_print_msg("mount huge=advise: %s\n", strerror(errno));
-		goto out;
-	}
-	mounted = true;
 	from = make_parent(root, "tmpfs_kthread");
 	a = from ? make_child(from, "a") : NULL;
 	if (!a)
@@ -729,15 +591,8 @@ static int test_removed_swapin_kthread(const char *root)
 	fd = open(path, O_CREAT | O_RDWR, 0644);
 	if (fd < 0 || write_pattern(fd, 0, page_size) != page_size)
 		goto out;
-	if (write_as(a, path, page_size, swapped, swapped) ||
-	    expect_tmpfs(a, swapped, "a wrote pages 1..511") ||
-	    push_to_swap(a, swapped) || expect_tmpfs(a, swapped, "swapped out"))
-		goto out;
-	if (cg_destroy(a))
-		goto out;
-	free(a);
-	a = NULL;
-	if (expect_tmpfs(from, swapped, "a removed"))
+	if (write_then_remove(&a, path, page_size, swapped, "a wrote pages 1..511", true) ||
+	    expect_tmpfs(from, swapped, "a removed"))
 		goto out;
 
 	if (khugepaged_set("max_ptes_swap", "511", old_swap, sizeof(old_swap)) ||
@@ -746,14 +601,8 @@ static int test_removed_swapin_kthread(const char *root)
 		ksft_print_msg("khugepaged tunables: %s\n", strerror(errno));
 		goto out;
 	}
-	area = mmap(NULL, 2 * HPAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED) {
-		area = NULL;
-		goto out;
-	}
-	map = (char *)(((unsigned long)area + HPAGE - 1) & ~(HPAGE - 1));
-	if (mmap(map, HPAGE, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
-	    madvise(map, HPAGE, MADV_HUGEPAGE)) {
+	map = map_huge_aligned(fd, PROT_READ);
+	if (!map || madvise(map, HPAGE, MADV_HUGEPAGE)) {
 		ksft_print_msg("mmap, MADV_HUGEPAGE: %s\n", strerror(errno));
 		goto out;
 	}
@@ -777,7 +626,7 @@ static int test_removed_swapin_kthread(const char *root)
 	for (i = 0; i < HPAGE; i++) {
 		long rel = i < page_size ? i : i - page_size;
 
-		if (back[i] != (char)((rel % (64 * 1024)) * 7 + 1)) {
+		if (back[i] != PATTERN_BYTE(rel)) {
 			ksft_print_msg("byte %d differs after the swap-in by khugepaged\n", i);
 			goto out;
 		}
@@ -792,20 +641,13 @@ out:
 		khugepaged_set("max_ptes_none", old_none, NULL, 0);
 	if (*old_sleep)
 		khugepaged_set("scan_sleep_millisecs", old_sleep, NULL, 0);
-	if (area)
-		munmap(area, 2 * HPAGE);
+	if (map)
+		munmap(map, HPAGE);
 	if (fd >= 0)
 		close(fd);
 	unlink(path);
-	if (mounted)
-		umount(dir);
-	rmdir(dir);
-	/* freed swap slots in the slot caches may still pin a's memcg */
-	if (drain_swap_slots())
-		ret = KSFT_FAIL;
-	remove_cgroup(a);
-	remove_cgroup(from);
-	return ret;
+	umount_tmpfs_dir(dir);
+	return end_removed_case(NULL, ret, true, (char *[]){ a, from }, 2);
 }
 
 static struct tmpfs_test tests[] = {

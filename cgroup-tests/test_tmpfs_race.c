@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Races at a limit (../shared/spec/memory-tmpfs.md, invariant 1): a charge,
- * a move or a failed charge elsewhere never takes a level over its
- * memory.tmpfs.max, and never makes a charge that fits fail.
+ * Races at a limit (the series' Documentation/admin-guide/cgroup-v2.rst,
+ * memory.tmpfs.max: no level's current ever exceeds its max, under any
+ * concurrency): a charge, a move or a failed charge elsewhere never takes
+ * a level over its memory.tmpfs.max, and never makes a charge that fits
+ * fail.
  *
  * A removed cgroup's tmpfs charge moves when its data is swapped out (to
  * the nearest live ancestor, which counts it already) and when a sibling
- * reads it back (to the reader). Neither move may change the levels at
- * and above the lowest common ancestor, not even for a moment: a task of
+ * reads it back (to the reader). Neither move may change the levels at and
+ * above the lowest common ancestor, not even for a moment: a task of
  * another sibling that writes pages in a tight loop while the data moves,
  * under that ancestor filled to its max, must get EDQUOT on every write,
  * and the ancestor must end exactly at its max, its peak too. Three
@@ -15,13 +17,13 @@
  *
  * A charge that can never fit (the 511 holes of a MADV_COLLAPSE, or the
  * huge folio a huge=always write tries first) must not make a concurrent
- * one-page charge fail while room is left: the small writer fills the
- * room to the page.
+ * one-page charge fail while room is left: the small writer fills the room
+ * to the page.
  *
- *   L (tmpfs_race_...)  memory.tmpfs.max set to its usage
- *     d                 writes 48M, is removed, then its data moves
- *     r   max 1M        reads d's swapped data back (swap-in case)
- *     w                 the small writer, on CPU 1
+ * L (tmpfs_race_...)  memory.tmpfs.max set to its usage d
+ * writes 48M, is removed, then its data moves r   max 1M        reads d's
+ * swapped data back (swap-in case) w                 the small writer, on
+ * CPU 1
  *
  * The mover (reclaim, the reader, the collapser) runs on CPU 0, the small
  * writer on CPU 1; each case repeats its race for a few rounds, each with
@@ -31,11 +33,6 @@
 
 #include <signal.h>
 
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
-
-#define HPAGE (2 * MiB)
 #define DATA (48 * MiB)		/* what the removed cgroup leaves */
 #define ROOM_PAGES 256		/* room left under L in the squeeze cases */
 #define SQUEEZE_ROUNDS 20
@@ -162,18 +159,14 @@ static int body_writer(const char *cgroup, void *arg)
 static int body_collapser(const char *cgroup, void *arg)
 {
 	struct racer *r = arg;
-	char *area, *map;
+	char *map;
 	int fd;
 
 	if (racer_prepare(r))
 		return 1;
 	fd = open(r->path, O_RDWR);
-	area = mmap(NULL, 2 * HPAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (fd < 0 || area == MAP_FAILED)
-		return 1;
-	map = (char *)(((unsigned long)area + HPAGE - 1) & ~(HPAGE - 1));
-	if (mmap(map, HPAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 fd, 0) == MAP_FAILED)
+	map = fd < 0 ? NULL : map_huge_aligned(fd, PROT_READ | PROT_WRITE);
+	if (!map)
 		return 1;
 	(void)*(volatile char *)map;
 	while (!r->stop) {
@@ -265,57 +258,17 @@ static int limit_and_reset_peak(const char *cg, long room, long *max)
 		ksft_print_msg("%s: memory.tmpfs.max %s: %s\n", cg, buf, strerror(errno));
 		return -1;
 	}
-	fd = open(cg_control(cg, "memory.tmpfs.peak"), O_RDWR | O_CLOEXEC);
-	if (fd >= 0 && write(fd, "reset\n", 6) == 6)
-		return fd;
-	ksft_print_msg("%s: resetting memory.tmpfs.peak: %s\n", cg, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	return -1;
-}
-
-/* memory.tmpfs.events of CG must count MAX "max" and FAIL "fail" events. */
-static int expect_tmpfs_events(const char *cg, long max, long fail,
-			       const char *when)
-{
-	const char *key[2] = { "max ", "fail " };
-	long want[2] = { max, fail }, got[2];
-	int i, bad = 0;
-
-	for (i = 0; i < 2; i++) {
-		got[i] = cg_read_key_long(cg, "memory.tmpfs.events", key[i]);
-		bad |= got[i] != want[i];
-	}
-	if (bad)
-		ksft_print_msg("%s: %s memory.tmpfs.events max %ld fail %ld, expected %ld %ld\n",
-			       when, cg, got[0], got[1], max, fail);
-	return bad ? -1 : 0;
+	fd = reset_peak(cg);
+	if (fd < 0)
+		ksft_print_msg("%s: resetting memory.tmpfs.peak: %s\n", cg, strerror(errno));
+	return fd;
 }
 
 /* A tmpfs mounted huge=always on a new directory DIR (of 64 bytes). */
 static int mount_huge(char *dir)
 {
 	snprintf(dir, 64, "/tmp/tmpfs_race_huge.XXXXXX");
-	if (!mkdtemp(dir)) {
-		ksft_print_msg("mkdtemp: %s\n", strerror(errno));
-		*dir = 0;
-		return -1;
-	}
-	if (!mount("tmpfs", dir, "tmpfs", 0, "huge=always"))
-		return 0;
-	ksft_print_msg("mount huge=always on %s: %s\n", dir, strerror(errno));
-	rmdir(dir);
-	*dir = 0;
-	return -1;
-}
-
-static void umount_huge(char *dir)
-{
-	if (*dir) {
-		umount(dir);
-		rmdir(dir);
-		*dir = 0;
-	}
+	return mount_tmpfs_dir(dir, "huge=always");
 }
 
 /*
@@ -427,10 +380,8 @@ static int move_setup(struct move_round *m, const char *root)
 	if (m->how == SWAPIN && (push_to_swap(m->d, DATA) ||
 				 expect_tmpfs(m->d, DATA, "d swapped out")))
 		return -1;
-	if (cg_destroy(m->d))
+	if (destroy_cgroup(&m->d))
 		return -1;
-	free(m->d);
-	m->d = NULL;
 	/* rmdir returns before the memcg goes offline: see test_tmpfs_mm.c */
 	sleep(2);
 	if (expect_tmpfs(m->l, DATA, "d removed"))
@@ -485,21 +436,21 @@ static int move_check(struct move_round *m)
 		return -1;
 	}
 	if (expect_tmpfs(m->w, 0, when) ||
-	    expect_tmpfs_events(m->l, refused, refused, when) ||
-	    expect_tmpfs_events(m->w, 0, refused, when) ||
+	    expect_events(m->l, refused, refused, when) ||
+	    expect_events(m->w, 0, refused, when) ||
 	    check_within_memory(m->l, when))
 		return -1;
 	if (m->how != SWAPIN)
 		return 0;
 	/* the reader got all of it, forced past its own max, no event */
 	if (expect_tmpfs(m->r, DATA, when) ||
-	    expect_tmpfs_events(m->r, 0, 0, when) ||
+	    expect_events(m->r, 0, 0, when) ||
 	    check_within_memory(m->r, when) || verify_file(m->data, DATA))
 		return -1;
 	return 0;
 }
 
-static int move_round(const char *root, enum move how, int round)
+static int move_round(const char *root, int how, int round)
 {
 	struct move_round m = { .how = how, .round = round, .peak_fd = -1 };
 	int ret = KSFT_FAIL, moved, stopped;
@@ -531,7 +482,7 @@ out:
 		close(m.peak_fd);
 	unlink(m.data);
 	unlink(wpath);
-	umount_huge(m.dir);
+	umount_tmpfs_dir(m.dir);
 	/* freed swap slots in the slot caches pin d's memcg */
 	if (drain_swap_slots())
 		ret = KSFT_FAIL;
@@ -545,24 +496,28 @@ out:
 	return ret;
 }
 
-/* Is there no CPU for the writer beside the mover's? Then say so. */
-static bool no_writer_cpu(void)
+/*
+ * ROUNDS rounds ONE_ROUND(root, KIND, round) of a race of the kind KIND
+ * (enum move, or squeeze's collapse), up to the first that does not
+ * pass; skipped without a CPU for the writer beside the mover's.
+ */
+static int race_rounds(const char *root, int (*one_round)(const char *, int, int),
+		       int kind, int rounds)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) > WRITER_CPU)
-		return false;
-	ksft_print_msg("needs 2 CPUs\n");
-	return true;
+	int round, ret = KSFT_PASS;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) <= WRITER_CPU) {
+		ksft_print_msg("needs 2 CPUs\n");
+		return KSFT_SKIP;
+	}
+	for (round = 1; round <= rounds && ret == KSFT_PASS; round++)
+		ret = one_round(root, kind, round);
+	return ret;
 }
 
 static int move_rounds(const char *root, enum move how)
 {
-	int round, ret = KSFT_PASS;
-
-	if (no_writer_cpu())
-		return KSFT_SKIP;
-	for (round = 1; round <= move_rounds_of[how] && ret == KSFT_PASS; round++)
-		ret = move_round(root, how, round);
-	return ret;
+	return race_rounds(root, move_round, how, move_rounds_of[how]);
 }
 
 /*
@@ -697,9 +652,9 @@ static int squeeze_check(struct squeeze *q)
 		ksft_print_msg("%s: h memory.stat shmem_thp %ld, expected 0\n", when, thp);
 		return -1;
 	}
-	if (expect_tmpfs_events(q->l, 1 + h_fail, 1 + h_fail, when) ||
-	    expect_tmpfs_events(q->s, 0, 1, when) ||
-	    expect_tmpfs_events(q->h, 0, h_fail, when))
+	if (expect_events(q->l, 1 + h_fail, 1 + h_fail, when) ||
+	    expect_events(q->s, 0, 1, when) ||
+	    expect_events(q->h, 0, h_fail, when))
 		return -1;
 	return 0;
 }
@@ -725,7 +680,7 @@ static int squeeze_race(struct squeeze *q)
 	return ret;
 }
 
-static int squeeze_round(const char *root, bool collapse, int round)
+static int squeeze_round(const char *root, int collapse, int round)
 {
 	struct squeeze q = { .collapse = collapse, .round = round, .peak_fd = -1 };
 	int ret = KSFT_FAIL;
@@ -744,7 +699,7 @@ out:
 	if (*q.hpath)
 		unlink(q.hpath);
 	unlink(SQUEEZE_S);
-	umount_huge(q.dir);
+	umount_tmpfs_dir(q.dir);
 	remove_cgroup(q.s);
 	remove_cgroup(q.h);
 	remove_cgroup(q.l);
@@ -756,13 +711,7 @@ out:
 
 static int squeeze_rounds(const char *root, bool collapse)
 {
-	int round, ret = KSFT_PASS;
-
-	if (no_writer_cpu())
-		return KSFT_SKIP;
-	for (round = 1; round <= SQUEEZE_ROUNDS && ret == KSFT_PASS; round++)
-		ret = squeeze_round(root, collapse, round);
-	return ret;
+	return race_rounds(root, squeeze_round, collapse, SQUEEZE_ROUNDS);
 }
 
 /*

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Memory failure of every kind of page a task in a child cgroup can hold,
- * on the patched and the unpatched kernel alike (the spec's invariant 5:
- * with every memory.tmpfs.max at max, nothing a program can observe
- * differs). Each case puts a page in a known state, proven from
+ * on the patched and the unpatched kernel alike (with every
+ * memory.tmpfs.max at max, nothing a program can observe differs from the
+ * unpatched kernel). Each case puts a page in a known state, proven from
  * /proc/kpageflags, injects the error with madvise(MADV_HWPOISON) or
  * MADV_SOFT_OFFLINE, and checks what a program sees: the signal and its
- * si_code, si_addr and si_addr_lsb, the data, the kernel's
- * "recovery action" message for that page frame, HardwareCorrupted in
- * /proc/meminfo, memory.events, and, where the kernel has them,
- * memory.tmpfs.current. After each case a second memory failure, in a
- * fresh page, must complete: the first one must not leave mf_mutex held.
+ * si_code, si_addr and si_addr_lsb, the data, the kernel's "recovery
+ * action" message for that page frame, HardwareCorrupted in /proc/meminfo,
+ * memory.events, and, where the kernel has them, memory.tmpfs.current.
+ * After each case a second memory failure, in a fresh page, must complete:
+ * the first one must not leave mf_mutex held.
  *
  * This program runs on both kernels and must pass on both (suite "both").
  */
@@ -21,16 +21,6 @@
 #include <stdint.h>
 #include <sys/wait.h>
 #include <time.h>
-
-#ifndef MADV_HWPOISON
-#define MADV_HWPOISON 100
-#endif
-#ifndef MADV_SOFT_OFFLINE
-#define MADV_SOFT_OFFLINE 101
-#endif
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT 21
-#endif
 
 /* bits of /proc/kpageflags (Documentation/admin-guide/mm/pagemap.rst) */
 #define KPF_DIRTY	4
@@ -70,23 +60,6 @@ static void reset_signal(void)
 	sig_lsb = 0;
 }
 
-/* The page frame behind ADDR of this process, 0 if none. */
-static unsigned long pfn_of(void *addr)
-{
-	uint64_t ent = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &ent, sizeof(ent),
-		  (unsigned long)addr / page_size * sizeof(ent)) != sizeof(ent))
-		ent = 0;
-	close(fd);
-	if (!(ent & (1ULL << 63)))
-		return 0;
-	return ent & ((1ULL << 55) - 1);
-}
-
 static uint64_t kpageflags(unsigned long pfn)
 {
 	uint64_t flags = 0;
@@ -123,20 +96,7 @@ static int expect_flags(void *addr, uint64_t set, uint64_t clear, const char *wh
 
 static long meminfo_kb(const char *key)
 {
-	char line[256];
-	size_t n = strlen(key);
-	long val = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ':') {
-			val = atol(line + n + 1);
-			break;
-		}
-	fclose(f);
-	return val;
+	return proc_key_long("/proc/meminfo", key, ':');
 }
 
 /* /dev/kmsg, positioned at its end: what the kernel prints from now on. */
@@ -220,6 +180,26 @@ static int expect_sigbus(void *addr, const char *what)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * MADV_HWPOISON of the page at ADDR, whose page frame goes to *PFN: the
+ * /dev/kmsg fd of kmsg_open() from just before it, or -1 with a message.
+ */
+static int hwpoison(char *addr, unsigned long *pfn)
+{
+	int kmsg;
+
+	*pfn = pfn_of(addr);
+	kmsg = kmsg_open();
+	reset_signal();
+	if (kmsg < 0 || madvise(addr, page_size, MADV_HWPOISON)) {
+		ksft_print_msg("MADV_HWPOISON: %s\n", strerror(errno));
+		if (kmsg >= 0)
+			close(kmsg);
+		return -1;
+	}
+	return kmsg;
 }
 
 static int expect_nosignal(const char *what)
@@ -342,29 +322,21 @@ static int body_second(const char *cg, void *arg)
 	char *p = map_anon();
 
 	if (!p)
-		return -1;
+		return 1;
 	fill(p, 99);
 	reset_signal();
 	if (madvise(p, page_size, MADV_HWPOISON))
-		return -1;
-	return expect_sigbus(p, "second poison");
+		return 1;
+	return expect_sigbus(p, "second poison") ? 1 : 0;
 }
 
 static int second_poison(const char *cg)
 {
 	long hc = meminfo_kb("HardwareCorrupted");
-	int pid = fork(), status, i;
+	int pid = cg_run_nowait(cg, body_second, NULL), status, i;
 
 	if (pid < 0)
 		return -1;
-	if (pid == 0) {
-		char buf[32];
-
-		snprintf(buf, sizeof(buf), "%d", getpid());
-		if (cg_write(cg, "cgroup.procs", buf))
-			_exit(1);
-		_exit(body_second(cg, NULL) ? 1 : 0);
-	}
 	for (i = 0; i < 600; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			if (!WIFEXITED(status) || WEXITSTATUS(status)) {
@@ -411,13 +383,9 @@ static int body_anon_clean(const char *cg, void *arg)
 	    expect_flags(page, BIT(KPF_ANON), BIT(KPF_DIRTY) | BIT(KPF_SWAPCACHE),
 			 "before poison"))
 		return -1;
-	pfn = pfn_of(page);
-	kmsg = kmsg_open();
-	reset_signal();
-	if (kmsg < 0 || madvise(page, page_size, MADV_HWPOISON)) {
-		ksft_print_msg("MADV_HWPOISON: %s\n", strerror(errno));
+	kmsg = hwpoison(page, &pfn);
+	if (kmsg < 0)
 		return -1;
-	}
 	if (expect_nosignal("anon clean") ||
 	    expect_recovery(kmsg, pfn, "clean LRU page: Recovered") ||
 	    expect_corrupted(hc, 1, "anon clean") ||
@@ -494,13 +462,9 @@ static int body_swapcache(const char *cg, void *arg)
 	if (expect_flags(p + page_size, BIT(KPF_ANON) | BIT(KPF_SWAPCACHE), BIT(KPF_DIRTY),
 			 "before poison"))
 		goto out;
-	pfn = pfn_of(p + page_size);
-	kmsg = kmsg_open();
-	reset_signal();
-	if (kmsg < 0 || madvise(p + page_size, page_size, MADV_HWPOISON)) {
-		ksft_print_msg("MADV_HWPOISON: %s\n", strerror(errno));
+	kmsg = hwpoison(p + page_size, &pfn);
+	if (kmsg < 0)
 		goto out;
-	}
 	if (expect_nosignal("swap cache") ||
 	    expect_recovery(kmsg, pfn, "clean swapcache page: Recovered") ||
 	    expect_corrupted(hc, 1, "swap cache") ||
@@ -519,26 +483,37 @@ out:
 	return ret;
 }
 
+/*
+ * MADV_SOFT_OFFLINE of the page at ADDR, with HardwareCorrupted at HC
+ * before: no signal, one page more corrupted, the old frame poisoned and
+ * another one mapped.
+ */
+static int soft_offline(char *addr, long hc)
+{
+	unsigned long pfn = pfn_of(addr);
+
+	reset_signal();
+	if (madvise(addr, page_size, MADV_SOFT_OFFLINE)) {
+		ksft_print_msg("MADV_SOFT_OFFLINE: %s\n", strerror(errno));
+		return -1;
+	}
+	if (expect_nosignal("soft offline") || expect_corrupted(hc, 1, "soft offline") ||
+	    !(kpageflags(pfn) & BIT(KPF_HWPOISON)) || pfn_of(addr) == pfn)
+		return -1;
+	return 0;
+}
+
 /* MADV_SOFT_OFFLINE of an anonymous page: migrated, data intact. */
 static int body_soft_anon(const char *cg, void *arg)
 {
 	char *p = map_anon();
 	long hc = meminfo_kb("HardwareCorrupted");
-	unsigned long pfn;
 
 	if (!p)
 		return -1;
 	for (int i = 0; i < PAGES; i++)
 		fill(p + i * page_size, i + 1);
-	pfn = pfn_of(p + page_size);
-	reset_signal();
-	if (madvise(p + page_size, page_size, MADV_SOFT_OFFLINE)) {
-		ksft_print_msg("MADV_SOFT_OFFLINE: %s\n", strerror(errno));
-		return -1;
-	}
-	if (expect_nosignal("soft offline") || expect_corrupted(hc, 1, "soft offline") ||
-	    !(kpageflags(pfn) & BIT(KPF_HWPOISON)) || pfn_of(p + page_size) == pfn ||
-	    !pfn_of(p + page_size) ||
+	if (soft_offline(p + page_size, hc) || !pfn_of(p + page_size) ||
 	    expect_flags(p + page_size, BIT(KPF_ANON), BIT(KPF_HWPOISON), "migrated") ||
 	    check_data(p + page_size, 2, "soft offline"))
 		return -1;
@@ -561,32 +536,29 @@ static char *map_tmpfs(int *fdp, int pages)
 	return p;
 }
 
+/* Unmap and remove the file of map_tmpfs(): its charge goes with it (WHAT). */
+static int unmap_tmpfs(char *p, int fd, const char *cg, const char *what)
+{
+	munmap(p, PAGES * page_size);
+	close(fd);
+	if (unlink(TMPFS_FILE))
+		return -1;
+	return expect_cgroup(cg, 0, what);
+}
+
 /* MADV_SOFT_OFFLINE of a tmpfs page: migrated, data and charge intact. */
 static int body_soft_tmpfs(const char *cg, void *arg)
 {
 	long hc = meminfo_kb("HardwareCorrupted");
-	unsigned long pfn;
 	int fd;
 	char *p = map_tmpfs(&fd, PAGES);
 
 	if (!p || expect_cgroup(cg, PAGES * page_size, "tmpfs written"))
 		return -1;
-	pfn = pfn_of(p + page_size);
-	reset_signal();
-	if (madvise(p + page_size, page_size, MADV_SOFT_OFFLINE)) {
-		ksft_print_msg("MADV_SOFT_OFFLINE: %s\n", strerror(errno));
-		return -1;
-	}
-	if (expect_nosignal("soft offline") || expect_corrupted(hc, 1, "soft offline") ||
-	    !(kpageflags(pfn) & BIT(KPF_HWPOISON)) || pfn_of(p + page_size) == pfn ||
-	    check_data(p + page_size, 2, "soft offline") ||
+	if (soft_offline(p + page_size, hc) || check_data(p + page_size, 2, "soft offline") ||
 	    expect_cgroup(cg, PAGES * page_size, "tmpfs soft offline"))
 		return -1;
-	munmap(p, PAGES * page_size);
-	close(fd);
-	if (unlink(TMPFS_FILE))
-		return -1;
-	return expect_cgroup(cg, 0, "tmpfs soft offline, unlinked");
+	return unmap_tmpfs(p, fd, cg, "tmpfs soft offline, unlinked");
 }
 
 /*
@@ -603,13 +575,9 @@ static int body_hwpoison_tmpfs(const char *cg, void *arg)
 
 	if (!p || expect_cgroup(cg, PAGES * page_size, "tmpfs written"))
 		return -1;
-	pfn = pfn_of(p + page_size);
-	kmsg = kmsg_open();
-	reset_signal();
-	if (kmsg < 0 || madvise(p + page_size, page_size, MADV_HWPOISON)) {
-		ksft_print_msg("MADV_HWPOISON: %s\n", strerror(errno));
+	kmsg = hwpoison(p + page_size, &pfn);
+	if (kmsg < 0)
 		return -1;
-	}
 	if (expect_sigbus(p + page_size, "tmpfs poison") ||
 	    expect_recovery(kmsg, pfn, "dirty LRU page: Recovered") ||
 	    expect_corrupted(hc, 1, "tmpfs poison") ||
@@ -623,11 +591,7 @@ static int body_hwpoison_tmpfs(const char *cg, void *arg)
 	}
 	if (check_data(p + 2 * page_size, 3, "next page"))
 		return -1;
-	munmap(p, PAGES * page_size);
-	close(fd);
-	if (unlink(TMPFS_FILE))
-		return -1;
-	return expect_cgroup(cg, 0, "tmpfs poison, unlinked");
+	return unmap_tmpfs(p, fd, cg, "tmpfs poison, unlinked");
 }
 
 struct mf_case {
@@ -638,16 +602,13 @@ struct mf_case {
 static int run_case(const struct mf_case *c)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
-	char *parent = cg_name(root, "mf_parent"), *cg = NULL;
+	char *parent = make_parent(root, "mf_parent"), *cg = NULL;
 	long dying = nr_dying(root);
 	int ret = KSFT_FAIL;
 
 	sigaction(SIGBUS, &sa, NULL);
-	if (!parent || cg_create(parent) ||
-	    cg_write(parent, "cgroup.subtree_control", "+memory"))
-		goto cleanup;
-	cg = cg_name(parent, c->name);
-	if (!cg || cg_create(cg))
+	cg = parent ? make_child(parent, c->name) : NULL;
+	if (!cg)
 		goto cleanup;
 	if (cg_run(cg, c->body, NULL)) {
 		ksft_print_msg("%s: the case failed in the cgroup\n", c->name);
@@ -663,14 +624,8 @@ static int run_case(const struct mf_case *c)
 	ret = KSFT_PASS;
 cleanup:
 	unlink(TMPFS_FILE);
-	if (cg) {
-		cg_destroy(cg);
-		free(cg);
-	}
-	if (parent) {
-		cg_destroy(parent);
-		free(parent);
-	}
+	remove_cgroup(cg);
+	remove_cgroup(parent);
 	/*
 	 * Nothing of the case keeps its cgroups alive: freed swap entries
 	 * wait in the swap slot caches with their memcg, so drain those.
@@ -691,8 +646,8 @@ static const struct mf_case cases[] = {
 
 int main(void)
 {
-	char *probe;
 	size_t i;
+	int has;
 
 	page_size = sysconf(_SC_PAGESIZE);
 	ksft_print_header();
@@ -706,12 +661,10 @@ int main(void)
 		ksft_exit_skip("the memory controller cannot be enabled\n");
 	if (meminfo_kb("HardwareCorrupted") < 0)
 		ksft_exit_skip("no HardwareCorrupted in /proc/meminfo: CONFIG_MEMORY_FAILURE is off\n");
-	probe = cg_name(root, "mf_probe");
-	if (!probe || cg_create(probe))
+	has = has_memory_tmpfs(root, "mf_probe");
+	if (has < 0)
 		ksft_exit_fail_msg("cannot create a cgroup\n");
-	have_tmpfs = !access(cg_control(probe, "memory.tmpfs.current"), F_OK);
-	cg_destroy(probe);
-	free(probe);
+	have_tmpfs = has;
 	ksft_print_msg("memory.tmpfs: %s\n", have_tmpfs ? "present, checked" : "absent (unpatched kernel)");
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
