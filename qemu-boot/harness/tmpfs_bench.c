@@ -110,17 +110,20 @@ static long w_fallocate(long *ops)
 	return 0;
 }
 
-/* create, write 4 KiB, unlink: many small files */
-static long w_smallfiles(long *ops)
+/*
+ * 2048 times: create NAME%d, write BYTES (0 or 4096) to it, close, unlink;
+ * what smallfiles and emptyfiles time
+ */
+static long create_files(const char *name, size_t bytes, long *ops)
 {
 	char path[64];
 	int i, fd;
 
 	for (i = 0; i < 2048; i++) {
-		snprintf(path, sizeof(path), MNT "/small%d", i);
+		snprintf(path, sizeof(path), MNT "/%s%d", name, i);
 		fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-		if (fd < 0 || write(fd, page, 4096) != 4096)
-			die("smallfiles");
+		if (fd < 0 || (bytes && write(fd, page, bytes) != (ssize_t)bytes))
+			die(name);
 		close(fd);
 		unlink(path);
 	}
@@ -128,22 +131,16 @@ static long w_smallfiles(long *ops)
 	return 0;
 }
 
+/* create, write 4 KiB, unlink: many small files */
+static long w_smallfiles(long *ops)
+{
+	return create_files("small", 4096, ops);
+}
+
 /* create, close, unlink: empty files, the inode alone */
 static long w_emptyfiles(long *ops)
 {
-	char path[64];
-	int i, fd;
-
-	for (i = 0; i < 2048; i++) {
-		snprintf(path, sizeof(path), MNT "/empty%d", i);
-		fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-		if (fd < 0)
-			die("emptyfiles");
-		close(fd);
-		unlink(path);
-	}
-	*ops = 2048;
-	return 0;
+	return create_files("empty", 0, ops);
 }
 
 /* huge=always: 64 MiB in 2 MiB writes */
