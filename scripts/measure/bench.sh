@@ -87,7 +87,8 @@ if [ "$rounds" -gt 0 ]; then
 			[ "$cmdline" = - ] || append="$append $cmdline"
 			i=$((i + 1))
 			start=$(date +%s)
-			echo "bench: boot $i of $total: round $round, $label ($which kernel, $config${cmdline#-}, $reps repetitions)"
+			extra=${cmdline#-}
+			echo "bench: boot $i of $total: round $round, $label ($which kernel, $config${extra:+ $extra}, $reps repetitions)"
 			dir=$out/$label-$round
 			"$top/scripts/vm/boot.sh" --kernel "$kernel" --initrd "$initrd" --mode bench \
 				--logdir "$dir" --timeout "$watchdog" --icount \
