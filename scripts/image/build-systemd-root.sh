@@ -7,16 +7,9 @@
 #   usage: build-systemd-root.sh --root DIR --debs DIR --ktap-run PROGRAM --out IMAGE
 set -euo pipefail
 root= debs= ktap_run= out=
-usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--root) root=$2; shift 2 ;;
-	--debs) debs=$2; shift 2 ;;
-	--ktap-run) ktap_run=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	*) echo "systemd-root: unknown argument '$1'" >&2; usage ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --root=root --debs=debs --ktap-run=ktap_run --out=out -- "$@"
+no_args
 [ -n "$root" ] && [ -n "$debs" ] && [ -n "$ktap_run" ] && [ -n "$out" ] || usage
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$(dirname "$here")")

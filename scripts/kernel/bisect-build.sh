@@ -5,16 +5,9 @@
 #   usage: bisect-build.sh --tree TREE --patches DIR --out DIR FRAGMENT...
 set -euo pipefail
 tree= patchdir= outdir= fragments=()
-usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--tree) tree=$2; shift 2 ;;
-	--patches) patchdir=$2; shift 2 ;;
-	--out) outdir=$2; shift 2 ;;
-	-*) echo "bisect: unknown option '$1'" >&2; usage ;;
-	*) fragments+=("$1"); shift ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --tree=tree --patches=patchdir --out=outdir -- "$@"
+fragments=("${ARGS[@]}")
 [ -n "$tree" ] && [ -n "$patchdir" ] && [ -n "$outdir" ] || usage
 patchdir=$(realpath "$patchdir")
 set -- "${fragments[@]}"

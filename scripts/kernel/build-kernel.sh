@@ -6,16 +6,9 @@
 #   usage: build-kernel.sh --tree SRC --out DIR --name NAME FRAGMENT...
 set -euo pipefail
 src= out= name= fragments=()
-usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--tree) src=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--name) name=$2; shift 2 ;;
-	-*) echo "build-kernel: unknown option '$1'" >&2; usage ;;
-	*) fragments+=("$1"); shift ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --tree=src --out=out --name=name -- "$@"
+fragments=("${ARGS[@]}")
 [ -n "$src" ] && [ -n "$out" ] && [ -n "$name" ] || usage
 [ ${#fragments[@]} -ge 1 ] || usage
 src=$(realpath "$src")

@@ -12,15 +12,9 @@
 #   usage: build-mm-selftests.sh --tree TREE --headers KHDR --out DIR
 set -euo pipefail
 tree= khdr= out=
-usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--tree) tree=$2; shift 2 ;;
-	--headers) khdr=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	*) echo "build-mm-selftests: unknown argument '$1'" >&2; usage ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --tree=tree --headers=khdr --out=out -- "$@"
+no_args
 [ -n "$tree" ] && [ -n "$khdr" ] && [ -n "$out" ] || usage
 tree=$(realpath "$tree") khdr=$(realpath "$khdr")
 mkdir -p "$out"

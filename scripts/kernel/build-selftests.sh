@@ -16,16 +16,9 @@
 set -euo pipefail
 suite=cgroup
 tree= khdr= out=
-usage() { sed -n 's/^#   usage: //p; s/^#                             / /p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--tree) tree=$2; shift 2 ;;
-	--headers) khdr=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--suite) suite=$2; shift 2 ;;
-	*) echo "build-selftests: unknown argument '$1'" >&2; usage ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --tree=tree --headers=khdr --out=out --suite=suite -- "$@"
+no_args
 [ -n "$tree" ] && [ -n "$khdr" ] && [ -n "$out" ] || usage
 tree=$(realpath "$tree") khdr=$(realpath "$khdr")
 mkdir -p "$out"

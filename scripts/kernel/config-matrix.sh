@@ -6,15 +6,9 @@
 #   usage: config-matrix.sh --tree TREE --out DIR FRAGMENT...
 set -euo pipefail
 tree= outdir= fragments=()
-usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--tree) tree=$2; shift 2 ;;
-	--out) outdir=$2; shift 2 ;;
-	-*) echo "config-matrix: unknown option '$1'" >&2; usage ;;
-	*) fragments+=("$1"); shift ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --tree=tree --out=outdir -- "$@"
+fragments=("${ARGS[@]}")
 [ -n "$tree" ] && [ -n "$outdir" ] || usage
 set -- "${fragments[@]}"
 here=$(dirname "$(realpath "$0")")

@@ -5,15 +5,9 @@
 #   usage: prepare-tree.sh --tarball TARBALL --tree DIR --baseline-tree DIR
 set -euo pipefail
 tarball= tree= baseline=
-usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--tarball) tarball=$2; shift 2 ;;
-	--tree) tree=$2; shift 2 ;;
-	--baseline-tree) baseline=$2; shift 2 ;;
-	*) echo "prepare-tree: unknown argument '$1'" >&2; usage ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --tarball=tarball --tree=tree --baseline-tree=baseline -- "$@"
+no_args
 [ -n "$tarball" ] && [ -n "$tree" ] && [ -n "$baseline" ] || usage
 
 if [ ! -f "$tarball" ]; then

@@ -7,17 +7,10 @@
 #                  --logdir DIR [--timeout SECONDS]
 set -uo pipefail
 bz= basebz= base= logdir= watchdog=1800
-usage() { sed -n 's/^#   usage: //p; s/^#                  / /p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--kernel) bz=$2; shift 2 ;;
-	--baseline-kernel) basebz=$2; shift 2 ;;
-	--initrd) base=$2; shift 2 ;;
-	--logdir) logdir=$2; shift 2 ;;
-	--timeout) watchdog=$2; shift 2 ;;
-	*) echo "hole: unknown argument '$1'" >&2; usage ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --kernel=bz --baseline-kernel=basebz --initrd=base --logdir=logdir \
+	--timeout=watchdog -- "$@"
+no_args
 [ -n "$bz" ] && [ -n "$basebz" ] && [ -n "$base" ] && [ -n "$logdir" ] || usage
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$(dirname "$here")")

@@ -20,18 +20,10 @@
 #                     --outdir DIR [--config CONFIG] [--timeout SECONDS]
 set -euo pipefail
 patched= baseline= initrd= out= config=plain watchdog=1800
-usage() { sed -n 's/^#   usage: //p; s/^#                     / /p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--kernel) patched=$2; shift 2 ;;
-	--baseline-kernel) baseline=$2; shift 2 ;;
-	--initrd) initrd=$2; shift 2 ;;
-	--outdir) out=$2; shift 2 ;;
-	--config) config=$2; shift 2 ;;
-	--timeout) watchdog=$2; shift 2 ;;
-	*) echo "profile: unknown argument '$1'" >&2; usage ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --kernel=patched --baseline-kernel=baseline --initrd=initrd --outdir=out \
+	--config=config --timeout=watchdog -- "$@"
+no_args
 [ -n "$patched" ] && [ -n "$baseline" ] && [ -n "$initrd" ] && [ -n "$out" ] || usage
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$(dirname "$here")")

@@ -11,17 +11,10 @@ set -uo pipefail
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$(dirname "$here")")
 kernel= initrd= logdir= mode= watchdog=1800
-usage() { sed -n 's/^#   usage: //p; s/^#                      / /p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--kernel) kernel=$2; shift 2 ;;
-	--initrd) initrd=$2; shift 2 ;;
-	--logdir) logdir=$2; shift 2 ;;
-	--mode) mode=$2; shift 2 ;;
-	--timeout) watchdog=$2; shift 2 ;;
-	*) echo "baseline: unknown argument '$1'" >&2; usage ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --kernel=kernel --initrd=initrd --logdir=logdir --mode=mode \
+	--timeout=watchdog -- "$@"
+no_args
 [ -n "$kernel" ] && [ -n "$initrd" ] && [ -n "$logdir" ] && [ -n "$mode" ] || usage
 name=$(basename "$logdir")
 echo "$name: the peer suites ($mode) on $kernel (about 7 minutes; 25 on a debug kernel)"

@@ -7,15 +7,9 @@
 #   usage: check-harness.sh --kernel BZIMAGE --initrd BASE_CPIO --logdir DIR
 set -uo pipefail
 kernel= base= logdir=
-usage() { sed -n 's/^#   usage: //p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--kernel) kernel=$2; shift 2 ;;
-	--initrd) base=$2; shift 2 ;;
-	--logdir) logdir=$2; shift 2 ;;
-	*) echo "check-harness: unknown argument '$1'" >&2; usage ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --kernel=kernel --initrd=base --logdir=logdir -- "$@"
+no_args
 [ -n "$kernel" ] && [ -n "$base" ] && [ -n "$logdir" ] || usage
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$(dirname "$here")")

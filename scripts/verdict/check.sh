@@ -22,23 +22,11 @@ set -uo pipefail
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$(dirname "$here")")
 kernel= initrd= logdir= guest= baseline=/dev/null watchdog=1800 append= disk= modes=() expect=1 bootline=1
-usage() { sed -n 's/^#   usage: //p; s/^#                   / /p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--kernel) kernel=$2; shift 2 ;;
-	--initrd) initrd=$2; shift 2 ;;
-	--logdir) logdir=$2; shift 2 ;;
-	--guest) guest=$2; shift 2 ;;
-	--baseline) baseline=$2; shift 2 ;;
-	--timeout) watchdog=$2; shift 2 ;;
-	--append) append=$2; shift 2 ;;
-	--disk) disk=$2; shift 2 ;;
-	--no-expect) expect=0; shift ;;
-	--no-boot-line) bootline=0; shift ;;
-	-*) echo "check: unknown option '$1'" >&2; usage ;;
-	*) modes+=("$1"); shift ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --kernel=kernel --initrd=initrd --logdir=logdir --guest=guest \
+	--baseline=baseline --timeout=watchdog --append=append --disk=disk \
+	--no-expect=expect=0 --no-boot-line=bootline=0 -- "$@"
+modes=("${ARGS[@]}")
 [ -n "$kernel" ] && [ -n "$initrd" ] && [ -n "$logdir" ] && { [ -n "$guest" ] || [ $expect = 0 ]; } &&
 	[ ${#modes[@]} -ge 1 ] || usage
 

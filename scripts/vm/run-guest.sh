@@ -8,18 +8,10 @@
 #                       --logdir DIR [--files DIR] [--timeout SECONDS]
 set -uo pipefail
 script= files= kernel= base= logdir= watchdog=1800
-usage() { sed -n 's/^#   usage: //p; s/^#                       / /p' "$0" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--script) script=$2; shift 2 ;;
-	--files) files=$2; shift 2 ;;
-	--kernel) kernel=$2; shift 2 ;;
-	--initrd) base=$2; shift 2 ;;
-	--logdir) logdir=$2; shift 2 ;;
-	--timeout) watchdog=$2; shift 2 ;;
-	*) echo "run-guest: unknown argument '$1'" >&2; usage ;;
-	esac
-done
+. "$(dirname "$(realpath "$0")")/../lib.sh"
+parse_options --script=script --files=files --kernel=kernel --initrd=base \
+	--logdir=logdir --timeout=watchdog -- "$@"
+no_args
 [ -n "$kernel" ] && [ -n "$base" ] && [ -n "$logdir" ] || usage
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$(dirname "$here")")
