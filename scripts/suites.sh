@@ -77,11 +77,8 @@ boot)
 	[ $# -eq 2 ] || usage
 	rows boot | awk -v m="$2" '$2 == m { $1 = $2 = ""; sub(/^ +/, ""); print }'
 	;;
-peers)
-	rows run | awk '$6 == "peer" { print $3 }' | sort -u
-	;;
-both)
-	rows run | awk '$6 == "both" { print $3 }' | sort -u
+peers|both)
+	rows run | awk -v o="${cmd%s}" '$6 == o { print $3 }' | sort -u
 	;;
 ours)
 	rows program | awk '{ print $2 }'
