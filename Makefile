@@ -28,6 +28,14 @@ DKOUT      := $(BUILD)/kernel-debug
 BASE_DKOUT := $(BUILD)/kernel-debug-baseline
 DEBUG_BZIMAGE := $(DKOUT)/arch/x86/boot/bzImage
 BASE_DEBUG_BZIMAGE := $(BASE_DKOUT)/arch/x86/boot/bzImage
+# make bench's and make profile's kernels: Debian's cloud-amd64 config
+# without modules, plus kconfig/bench.config (docs/performance.md)
+DEBIAN_CONFIG := /usr/src/linux-config-6.12/config.amd64_none_cloud-amd64.xz
+BENCH_FRAGMENTS := kconfig/bench.config
+BKOUT      := $(BUILD)/kernel-bench
+BASE_BKOUT := $(BUILD)/kernel-bench-baseline
+BENCH_BZIMAGE := $(BKOUT)/arch/x86/boot/bzImage
+BASE_BENCH_BZIMAGE := $(BASE_BKOUT)/arch/x86/boot/bzImage
 # the code patches (the cover letter changes nothing to build)
 PATCHES    := patches/series $(filter-out patches/0000-%,$(wildcard patches/*.patch))
 
@@ -44,9 +52,10 @@ PEERS      ?= 1
 # check-debug FAULTS=0: without the stress under injected faults
 FAULTS     ?= 1
 DEBUG_APPEND := $(if $(filter 0,$(PEERS)),harness.peers=0) $(if $(filter 0,$(FAULTS)),harness.faults=0) $(STRESS_APPEND)
-# make bench: rounds of interleaved boots (every configuration once a
-# round), and repetitions of each workload in a boot, under -icount
-BENCH_ROUNDS ?= 3
+# make bench: rounds of paired boots (every configuration once a round,
+# next to its reference), and repetitions of each workload in a boot,
+# under -icount
+BENCH_ROUNDS ?= 5
 BENCH_REPS ?= 5
 # BENCH_CONFIGS="patched limit-depth1": only these configurations (and their
 # references); BENCH_WORKLOADS=smallfiles,emptyfiles: only these workloads
@@ -79,8 +88,8 @@ help:
 	@echo "make run-guest SCRIPT=path [FILES=dir] [KERNEL=baseline]"
 	@echo "                  run your program as root in the guest"
 	@echo "make hole         empty files in /tmp under memory.max 64M, on both kernels"
-	@echo "make bench        tmpfs workloads on both kernels under QEMU -icount: ratios"
-	@echo "                  [BENCH_ROUNDS=3 BENCH_REPS=5] [BENCH_CONFIGS=\"label ...\"]"
+	@echo "make bench        tmpfs workloads on both kernels (Debian's config) under QEMU -icount"
+	@echo "                  [BENCH_ROUNDS=5 BENCH_REPS=5] [BENCH_CONFIGS=\"label ...\"]"
 	@echo "                  [BENCH_WORKLOADS=name,...]"
 	@echo "make profile      instructions per kernel function, baseline vs patched"
 	@echo "                  [PROFILE_CONFIG=plain|LABEL]"
@@ -123,6 +132,18 @@ $(BASE_DEBUG_BZIMAGE): $(STAMPS)/tree $(DEBUG_FRAGMENTS) scripts/kernel/build-ke
 	@touch $@
 
 baseline-debug: $(BASE_DEBUG_BZIMAGE)
+
+# make bench's kernels (about 25 minutes each from scratch on 2 cores)
+kernel-bench: $(STAMPS)/series | deps
+	@scripts/kernel/build-kernel.sh --tree $(TREE) --out $(BKOUT) --name kernel-bench \
+		--debian-config $(DEBIAN_CONFIG) $(BENCH_FRAGMENTS)
+
+$(BASE_BENCH_BZIMAGE): $(STAMPS)/tree $(BENCH_FRAGMENTS) scripts/kernel/build-kernel.sh scripts/kernel/assert-config.sh | deps
+	@scripts/kernel/build-kernel.sh --tree $(BASE_TREE) --out $(BASE_BKOUT) --name baseline-bench \
+		--debian-config $(DEBIAN_CONFIG) $(BENCH_FRAGMENTS)
+	@touch $@
+
+baseline-bench: $(BASE_BENCH_BZIMAGE)
 
 print-kernel:
 	@echo $(abspath $(BZIMAGE))
@@ -265,15 +286,18 @@ check-harness: kernel $(INITRAMFS)/base.cpio
 # --- measuring (scripts/measure/) ---------------------------------------------
 
 MEASURE := --kernel $(BZIMAGE) --baseline-kernel $(BASE_BZIMAGE) --initrd $(INITRAMFS)/base.cpio --timeout $(WATCHDOG)
+# bench and profile: the kernels built like Debian's (kernel-bench)
+BENCH_MEASURE := --kernel $(BENCH_BZIMAGE) --baseline-kernel $(BASE_BENCH_BZIMAGE) \
+	--initrd $(INITRAMFS)/base.cpio --timeout $(WATCHDOG)
 
 hole: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
 	@scripts/measure/hole.sh $(MEASURE) --logdir $(RUNS)/hole
 
-bench: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
-	@scripts/measure/bench.sh $(MEASURE) --outdir $(BUILD)/bench --rounds $(BENCH_ROUNDS) --reps $(BENCH_REPS)
+bench: kernel-bench $(BASE_BENCH_BZIMAGE) $(INITRAMFS)/base.cpio
+	@scripts/measure/bench.sh $(BENCH_MEASURE) --outdir $(BUILD)/bench --rounds $(BENCH_ROUNDS) --reps $(BENCH_REPS)
 
-profile: kernel $(BASE_BZIMAGE) $(INITRAMFS)/base.cpio
-	@scripts/measure/profile.sh $(MEASURE) --outdir $(BUILD)/profile --config $(PROFILE_CONFIG)
+profile: kernel-bench $(BASE_BENCH_BZIMAGE) $(INITRAMFS)/base.cpio
+	@scripts/measure/profile.sh $(BENCH_MEASURE) --outdir $(BUILD)/profile --config $(PROFILE_CONFIG)
 
 clean:
 	rm -rf $(KOUT) $(BASE_KOUT) $(DKOUT) $(BASE_DKOUT) $(GUEST) $(INITRAMFS) $(RUNS) $(STAMPS)/series
@@ -285,5 +309,6 @@ FORCE:
 
 .PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug check-integration check-tools \
 	check-systemd check-containers containers-fetch bench profile print-kernel export-series bisect \
+	kernel-bench baseline-bench \
 	config-matrix guest-programs initramfs baseline-selftests check demo hole shell run-guest \
 	check-harness clean distclean FORCE

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
 	linux-source-6.12	# the tree the series applies to
+	linux-config-6.12	# Debian's own configs: make bench's kernels
 	build-essential bc bison flex libelf-dev libssl-dev dwarves kmod
 	ccache			# kernel builds: a cache outside the checkout
 	xz-utils cpio rsync git

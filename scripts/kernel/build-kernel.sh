@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Configure (allnoconfig + the fragments, via the tree's merge_config.sh),
 # check the result, and build bzImage and the uapi headers out of tree.
+# With --debian-config, the base is that config of Debian's
+# (config.*.xz of package linux-config-6.12) with every module turned off,
+# instead of allnoconfig; options it does not name take their defaults.
 # Rebuilds are incremental: the config is regenerated only when a fragment
 # changed, and kbuild recompiles only what changed.
-#   usage: build-kernel.sh --tree SRC --out DIR --name NAME FRAGMENT...
+#   usage: build-kernel.sh --tree SRC --out DIR --name NAME
+#          [--debian-config CONFIG.xz] FRAGMENT...
 set -euo pipefail
-src= out= name= fragments=()
+src= out= name= debian= fragments=()
 . "$(dirname "$(realpath "$0")")/../lib.sh"
-parse_options --tree=src --out=out --name=name -- "$@"
+parse_options --tree=src --out=out --name=name --debian-config=debian -- "$@"
 fragments=("${ARGS[@]}")
 [ -n "$src" ] && [ -n "$out" ] && [ -n "$name" ] || usage
 [ ${#fragments[@]} -ge 1 ] || usage
@@ -15,7 +19,13 @@ src=$(realpath "$src")
 mkdir -p "$out"
 out=$(realpath "$out")
 frags=()
+if [ -n "$debian" ]; then
+	[ -f "$debian" ] || { echo "$name: no $debian (apt-get install linux-config-6.12, or make deps)" >&2; exit 1; }
+	frags+=("$(realpath "$debian")")
+fi
 for f in "${fragments[@]}"; do frags+=("$(realpath "$f")"); done
+skip=${#frags[@]}
+skip=$(( skip - ${#fragments[@]} ))	# frags[skip...]: the fragments
 
 regen=0
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.fragments" 2>/dev/null)" != "${frags[*]}" ]; then
@@ -26,15 +36,24 @@ else
 	done
 fi
 if [ $regen -eq 1 ]; then
-	echo "$name: configuring: allnoconfig + $(for f in "${frags[@]}"; do printf '%s ' "$(basename "$f")"; done)"
-	if ! (cd "$src" && scripts/kconfig/merge_config.sh -n -O "$out" "${frags[@]}") \
-		>"$out/merge_config.log" 2>&1; then
+	echo "$name: configuring: ${debian:+$(basename "$debian") without modules + }$(for f in "${fragments[@]}"; do printf '%s ' "$(basename "$f")"; done)"
+	if [ -n "$debian" ]; then
+		# =m to off; the fragments then build in what the guest needs
+		xzcat "$debian" | sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' >"$out/debian.config"
+		base=("$out/debian.config")
+		noconfig=
+	else
+		base=()
+		noconfig=-n
+	fi
+	if ! (cd "$src" && scripts/kconfig/merge_config.sh $noconfig -O "$out" "${base[@]}" \
+		"${frags[@]:$skip}") >"$out/merge_config.log" 2>&1; then
 		cat "$out/merge_config.log" >&2
 		exit 1
 	fi
 	echo "${frags[*]}" > "$out/.fragments"
 fi
-"$(dirname "$(realpath "$0")")/assert-config.sh" "$out/.config" "${frags[@]}" || {
+"$(dirname "$(realpath "$0")")/assert-config.sh" "$out/.config" "${frags[@]:$skip}" || {
 	echo "$name: the config lacks options the fragments ask for (above); see $out/merge_config.log" >&2
 	exit 1
 }
