@@ -5,23 +5,34 @@
 # Each configuration boots its kernel under QEMU TCG with
 # -icount shift=0,sleep=off: guest time then counts the instructions the
 # guest executes, so the ratio of two kernels measures the extra work of
-# the code path, free of host noise (and of the host's load). Boots are
-# interleaved: ROUNDS rounds, each booting every configuration once in
-# turn, so that nothing that drifts with time favours one of them. In a
-# boot each workload runs REPS times (after one warm-up) and the boot
-# keeps its minimum ns/op; a configuration's figure is the minimum over
-# its boots, and its spread is (largest boot minimum - smallest) /
-# smallest: how far two boots of one kernel disagree, the resolution of
-# the ratios.
+# the code path, free of host noise (and of the host's load). In a boot
+# each workload runs REPS times (after one warm-up) and the boot keeps its
+# minimum ns/op.
 #
-# Writes OUT/results.csv (one line per configuration, workload and boot,
-# then the summary lines) and OUT/table.txt, prints the table, and
-# OUT/ratios.svg when gnuplot is there. The numbers are reported, not
-# asserted. ROUNDS=0 redoes only the report, from OUT/boots.txt.
+# The statistics are paired. A configuration's figures are divided by
+# those of its reference (bench-configs.sh) booted in the same round:
+# ROUNDS rounds, each booting every reference followed by the
+# configurations it is the reference of (baseline, patched, ..., then
+# baseline-depth8, limit-depth8), every other round in the reverse order
+# (ABBA), so that what drifts with time does not favour either member of a
+# pair. Round r gives each configuration and workload the ratio
+# (its boot minimum in round r) / (its reference's boot minimum in round r);
+# the report is the median of these per-round ratios and their range
+# (smallest..largest). baseline-aa, the baseline kernel divided by the
+# baseline, is the A/A control: its median and range show how far two
+# boots of one kernel disagree, the resolution of every other ratio.
+#
+# Writes OUT/boots.txt (LABEL ROUND WORKLOAD REPS MIN, a line per boot and
+# workload), OUT/results.csv (every boot's minimum, then the per-round
+# ratios, then the summary: median, smallest and largest ratio) and
+# OUT/table.txt, prints the table, and OUT/ratios.svg (the medians, with
+# the range as error bars) when gnuplot is there. The numbers are
+# reported, not asserted. ROUNDS=0 redoes only the report, from
+# OUT/boots.txt.
 #   usage: bench.sh --kernel BZIMAGE --baseline-kernel BZIMAGE --initrd CPIO
 #                   --outdir DIR [--rounds N] [--reps N] [--timeout SECONDS]
 set -uo pipefail
-patched= baseline= initrd= out= rounds=3 reps=5 watchdog=1800
+patched= baseline= initrd= out= rounds=5 reps=5 watchdog=1800
 . "$(dirname "$(realpath "$0")")/../lib.sh"
 parse_options --kernel=patched --baseline-kernel=baseline --initrd=initrd --outdir=out \
 	--rounds=rounds --reps=reps --timeout=watchdog -- "$@"
@@ -66,12 +77,45 @@ if [ -n "$workloads" ] && ! [[ $workloads =~ ^[a-z]+(,[a-z]+)*$ ]]; then
 	exit 2
 fi
 
+# The boot order of a round: each reference, then the configurations it is
+# the reference of, those that are references themselves last, each one
+# followed by its own (baseline, patched, ..., baseline-depth8,
+# limit-depth8). A configuration whose reference is not in the run starts
+# a group of its own.
+declare -A run_of=() is_ref=()
+for run in "${runs[@]}"; do
+	read -r label _ _ _ ref <<< "$run"
+	run_of[$label]=$run
+	is_ref[$ref]=1
+done
+order=()
+add_group() {	# LABEL: it, then the configurations it is the reference of
+	local run label ref nested=()
+	order+=("$1")
+	for run in "${runs[@]}"; do
+		read -r label _ _ _ ref <<< "$run"
+		[ "$ref" = "$1" ] || continue
+		if [ -n "${is_ref[$label]:-}" ]; then nested+=("$label"); else order+=("$label"); fi
+	done
+	for label in "${nested[@]}"; do add_group "$label"; done
+}
+for run in "${runs[@]}"; do
+	read -r label _ _ _ ref <<< "$run"
+	if [ "$ref" = - ] || [ -z "${run_of[$ref]:-}" ]; then add_group "$label"; fi
+done
+
 if [ "$rounds" -gt 0 ]; then
 	: > "$out/boots.txt"
-	total=$((rounds * ${#runs[@]})) i=0
+	total=$((rounds * ${#order[@]})) i=0
 	for round in $(seq "$rounds"); do
-		for run in "${runs[@]}"; do
-			read -r label which config cmdline _ <<< "$run"
+		# ABBA: the odd rounds in order, the even ones reversed
+		this=("${order[@]}")
+		if [ $((round % 2)) -eq 0 ]; then
+			this=()
+			for ((k = ${#order[@]} - 1; k >= 0; k--)); do this+=("${order[k]}"); done
+		fi
+		for label in "${this[@]}"; do
+			read -r _ which config cmdline _ <<< "${run_of[$label]}"
 			kernel=$patched
 			[ "$which" = baseline ] && kernel=$baseline
 			append="harness.bench=$config harness.reps=$reps${workloads:+ harness.workloads=$workloads}"
@@ -109,68 +153,146 @@ if [ "$rounds" -gt 0 ]; then
 fi
 [ -s "$out/boots.txt" ] || { echo "bench: no $out/boots.txt to report" >&2; exit 1; }
 
-# boots.txt: LABEL ROUND WORKLOAD REPS MIN
-refs=$(for run in "${runs[@]}"; do read -r label _ _ _ ref <<< "$run"; echo "$label $ref"; done)
-awk -v out="$out/results.csv" -v table="$out/table.txt" -v svgdata="$out/ratios.dat" -v refs="$refs" '
+# boots.txt: LABEL ROUND WORKLOAD REPS MIN; runs: LABEL KERNEL CONFIG CMDLINE REFERENCE
+awk -v out="$out/results.csv" -v table="$out/table.txt" -v svgdata="$out/ratios.dat" \
+	-v runs="$(printf '%s\n' "${runs[@]}")" '
+function median(a, n,    i, j, t) {	# sorts a[1..n]
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
 BEGIN {
-	n = split(refs, r, "\n")
-	for (i = 1; i <= n; i++) { split(r[i], f, " "); ref[f[1]] = f[2]; order[i] = f[1] }
+	n = split(runs, r, "\n")
+	for (i = 1; i <= n; i++) {
+		split(r[i], f, " ")
+		order[i] = f[1]; ref[f[1]] = f[5]; boot[f[1]] = f[2] " " f[3] " " f[4]
+	}
 	nl = n
 	print "workload,config,round,reps,min_ns" > out
 }
 {
-	key = $1 SUBSEP $3
 	print $3 "," $1 "," $2 "," $4 "," $5 > out
-	if (!(key in lo) || $5 < lo[key]) lo[key] = $5
-	if (!(key in hi) || $5 > hi[key]) hi[key] = $5
-	boots[key]++
+	ns[$1, $2, $3] = $5
 	if (!($3 in wseen)) { wseen[$3] = 1; worder[++nw] = $3 }
+	if (!($2 in rseen)) { rseen[$2] = 1; rounds[++nr] = $2 + 0 }
 }
 END {
+	median(rounds, nr)	# sorts the rounds
 	print "" > out
-	print "workload,config,boots,min_ns,max_boot_min_ns,spread,reference,ratio" > out
-	hdr = sprintf("%-11s", "workload")
-	for (l = 2; l <= nl; l++) hdr = hdr sprintf(" %16s", order[l])
-	print "ratio of minimum ns/op to the reference configuration (spread across boots)" > table
-	print hdr > table
-	labels = "labels:"; for (l = 2; l <= nl; l++) labels = labels " " order[l]
+	print "workload,config,round,reference,ratio" > out
 	for (i = 1; i <= nw; i++) {
 		wl = worder[i]
-		line = sprintf("%-11s", wl); dat = wl
 		for (l = 1; l <= nl; l++) {
-			k = order[l] SUBSEP wl
-			rk = ref[order[l]] SUBSEP wl
-			spread = lo[k] > 0 ? (hi[k] - lo[k]) / lo[k] : 0
-			ratio = (ref[order[l]] != "-" && lo[rk] > 0) ? lo[k] / lo[rk] : 1
-			printf "%s,%s,%d,%.1f,%.1f,%.4f,%s,%.4f\n", wl, order[l], boots[k], lo[k], hi[k], spread, ref[order[l]], ratio > out
-			if (l == 1) line = sprintf("%-11s", wl " (" sprintf("%.0f", lo[k]) " ns, " sprintf("%.2f", spread * 100) "%)")
-			else { line = line sprintf(" %8.4f (%.2f%%)", ratio, spread * 100); dat = dat " " ratio }
+			c = order[l]; rf = ref[c]
+			if (rf == "-") continue
+			for (k = 1; k <= nr; k++) {
+				rd = rounds[k]
+				if (!((c, rd, wl) in ns) || !((rf, rd, wl) in ns) || ns[rf, rd, wl] <= 0) continue
+				v = ns[c, rd, wl] / ns[rf, rd, wl]
+				printf "%s,%s,%d,%s,%.6f\n", wl, c, rd, rf, v > out
+				cnt[c, wl]++; vals[c, wl, cnt[c, wl]] = v
+			}
 		}
-		print line > table
+	}
+	print "" > out
+	print "workload,config,rounds,median_ratio,min_ratio,max_ratio,reference" > out
+	maxn = 0; ncols = 0
+	for (l = 1; l <= nl; l++) {
+		c = order[l]
+		if (ref[c] == "-") continue
+		for (i = 1; i <= nw; i++) if ((c, worder[i]) in cnt) break
+		if (i <= nw) { cols[++ncols] = c; cw = length(c) > cw ? length(c) : cw }
+	}
+	for (i = 1; i <= nw; i++) {
+		wl = worder[i]
+		for (j = 1; j <= ncols; j++) {
+			c = cols[j]
+			m = cnt[c, wl] + 0
+			if (m == 0) { cell[c, wl] = "-"; continue }
+			delete a
+			for (k = 1; k <= m; k++) a[k] = vals[c, wl, k]
+			med[c, wl] = median(a, m)
+			printf "%s,%s,%d,%.6f,%.6f,%.6f,%s\n", wl, c, m, med[c, wl], a[1], a[m], ref[c] > out
+			cell[c, wl] = sprintf("%.4f [%.4f..%.4f]", med[c, wl], a[1], a[m])
+			rmin[c, wl] = a[1]; rmax[c, wl] = a[m]; num[c, wl] = m
+			if (m > maxn) maxn = m
+		}
+		# the first column: the first configuration, median of its boot minima
+		delete a; m = 0
+		for (k = 1; k <= nr; k++) if ((order[1], rounds[k], wl) in ns) a[++m] = ns[order[1], rounds[k], wl]
+		base[wl] = m ? sprintf("%.0f", median(a, m)) : "-"
+	}
+	printf "median of per-round paired ratios to the reference [min..max], %d round%s\n",
+		maxn, maxn == 1 ? "" : "s" > table
+	# columns in blocks, one under the other, to keep the lines within 100
+	bh = order[1] " ns/op"; bw = length(bh)
+	for (i = 1; i <= nw; i++) if (length(base[worder[i]]) > bw) bw = length(base[worder[i]])
+	ww = 10; for (i = 1; i <= nw; i++) if (length(worder[i]) > ww) ww = length(worder[i])
+	cellw = 23; if (cw > cellw) cellw = cw
+	per = int((100 - ww - 1 - bw) / (cellw + 2)); if (per < 1) per = 1
+	for (b = 1; b <= ncols; b += per) {
+		print "" > table
+		line = sprintf("%-" ww "s %" bw "s", "workload", bh)
+		for (j = b; j < b + per && j <= ncols; j++) line = line sprintf("  %-" cellw "s", cols[j])
+		sub(/ +$/, "", line); print line > table
+		for (i = 1; i <= nw; i++) {
+			wl = worder[i]
+			line = sprintf("%-" ww "s %" bw "s", wl, base[wl])
+			for (j = b; j < b + per && j <= ncols; j++) line = line sprintf("  %-" cellw "s", cell[cols[j], wl])
+			sub(/ +$/, "", line); print line > table
+		}
+	}
+	print "" > table
+	# the references: the most common one, then the exceptions (or each
+	# one, when no two columns share one)
+	for (j = 1; j <= ncols; j++) if (++nref[ref[cols[j]]] > best) { best = nref[ref[cols[j]]]; common = ref[cols[j]] }
+	line = ""
+	for (j = 1; j <= ncols; j++)
+		if (best < 2 || ref[cols[j]] != common) line = line sprintf(", %s to %s", cols[j], ref[cols[j]])
+	if (ncols == 0) print "no ratios: no configuration has its reference in the boots" > table
+	else if (best < 2) print "references: " substr(line, 3) > table
+	else print "references: " substr(line, 3) (line == "" ? "every one to " : ", every other one to ") common > table
+	for (j = 1; j <= ncols; j++)
+		if (boot[cols[j]] == boot[ref[cols[j]]])
+			print cols[j] ": the A/A control, " ref[cols[j]] " booted again and divided by itself" > table
+	line = ""
+	for (i = 1; i <= nw; i++) for (j = 1; j <= ncols; j++)
+		if (cell[cols[j], worder[i]] != "-" && num[cols[j], worder[i]] < maxn)
+			line = line sprintf(" %s/%s (%d)", worder[i], cols[j], num[cols[j], worder[i]])
+	if (line != "") print "fewer rounds:" line > table
+	labels = "labels:"
+	for (j = 1; j <= ncols; j++) labels = labels " " cols[j]
+	print labels > (svgdata ".labels")
+	# ratios.dat: WORKLOAD, then MEDIAN MIN MAX of each column (- when none)
+	for (i = 1; i <= nw; i++) {
+		wl = worder[i]; dat = wl
+		for (j = 1; j <= ncols; j++)
+			dat = dat ((cols[j], wl) in med ? sprintf(" %.6f %.6f %.6f", med[cols[j], wl], rmin[cols[j], wl], rmax[cols[j], wl]) : " - - -")
 		print dat > svgdata
 	}
-	print "references: limit-depth8 to baseline-depth8, every other one to baseline" > table
-	print labels > (svgdata ".labels")
 }' "$out/boots.txt"
 cat "$out/table.txt"
 
-if command -v gnuplot > /dev/null; then
-	labels=$(awk 'NR == 1 { $1 = ""; print }' "$out/ratios.dat.labels")
-	n=$(wc -w <<< "$labels")
+labels=$(awk 'NR == 1 { $1 = ""; print }' "$out/ratios.dat.labels")
+n=$(wc -w <<< "$labels")
+if [ "$n" -eq 0 ]; then
+	echo "bench: no ratio: no chart"
+elif command -v gnuplot > /dev/null; then
 	{
 		echo "set terminal svg size 1000,520 dynamic font 'sans,11'"
 		echo "set output '$out/ratios.svg'"
-		echo "set title 'tmpfs cost relative to the unpatched kernel (min ns/op, QEMU -icount)'"
-		echo "set style data histograms; set style histogram clustered gap 1"
+		echo "set title 'tmpfs cost: median of per-round paired ratios to the reference, bars min..max (QEMU -icount)'"
+		echo "set datafile missing '-'"
+		echo "set style data histograms; set style histogram errorbars gap 1 lw 1"
 		echo "set style fill solid 0.8 border -1; set boxwidth 0.9"
 		echo "set ylabel 'ratio to its reference'; set yrange [0.98:*]; set grid ytics"
 		echo "set key outside right; set xtics rotate by -30"
 		printf "plot "
 		i=2
 		for l in $labels; do
-			printf "'%s' using %d:xtic(1) title '%s'" "$out/ratios.dat" "$i" "$l"
-			i=$((i + 1))
-			[ $i -le $((n + 1)) ] && printf ", "
+			printf "'%s' using %d:%d:%d:xtic(1) title '%s'" "$out/ratios.dat" "$i" $((i + 1)) $((i + 2)) "$l"
+			i=$((i + 3))
+			[ $i -le $((3 * n + 1)) ] && printf ", "
 		done
 		echo
 	} > "$out/ratios.gp"
