@@ -19,11 +19,17 @@
  * (default 11), and prints one line a repetition and a summary line:
  *   bench: CONFIG WORKLOAD rep N NS_PER_OP OPS
  *   bench: CONFIG WORKLOAD runs N min MIN median MED max MAX
+ * WORKLOAD is lowercase letters only (scripts/measure/bench.sh parses it
+ * as [a-z]+); -w takes such names separated by commas. The workloads with
+ * two tasks (parallel, remotefree, alternate, edquot) put the second one
+ * in a sibling of the workload's cgroup, under the same limits, and pin
+ * them to CPUs 0 and 1 where the workload says so (the guest has 2 CPUs).
  */
 #include "tmpfs_util.h"
 
 #include <grp.h>
 #include <linux/falloc.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -49,6 +55,22 @@ static void die(const char *what)
 	printf("bench: %s: %s\n", what, strerror(errno));
 	exit(1);
 }
+
+/* die() with a message of its own, when errno says nothing */
+static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("bench: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(1);
+}
+
+/* when the timed part of a workload began: a workload may restart it */
+static long t_start;
 
 static char page[4096], chunk[2 * 1024 * 1024];
 
@@ -186,20 +208,133 @@ static long w_swap(long *ops)
 	return 0;
 }
 
-/* two tasks, each in its own sibling cgroup, appending 32 MiB each: run_parallel() */
-static long w_parallel(long *ops)
+#define SHM_SEGMENTS 1024
+#define SHM_SIZE (64 * KiB)
+
+/*
+ * POSIX shm in /dev/shm (the guest's tmpfs): 1024 times shm_open, ftruncate
+ * to 64 KiB, mmap, store into each of its 16 pages, munmap, close,
+ * shm_unlink; ns per segment
+ */
+static long w_shmseg(long *ops)
 {
-	return -1;
+	char name[32];
+	long i, off;
+
+	snprintf(name, sizeof(name), "/tmpfs-bench-%d", (int)getpid());
+	for (i = 0; i < SHM_SEGMENTS; i++) {
+		int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+		char *map;
+
+		if (fd < 0)
+			die("shmseg: shm_open in /dev/shm");
+		if (ftruncate(fd, SHM_SIZE))
+			die("shmseg: ftruncate");
+		map = mmap(NULL, SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED)
+			die("shmseg: mmap");
+		for (off = 0; off < SHM_SIZE; off += 4096)
+			map[off] = 1;
+		if (munmap(map, SHM_SIZE) || close(fd) || shm_unlink(name))
+			die("shmseg: munmap, close or shm_unlink");
+	}
+	*ops = SHM_SEGMENTS;
+	return 0;
 }
 
+#define READ_TMPFS MNT "/read"
+#define READ_EXT2 "/mnt/scratch/tmpfs-bench-read"
+
+/*
+ * The read controls: PATH, a 64 MiB file, read with 4 KiB preads from the
+ * page cache; ns per 4 KiB page. The first run (the warm-up) writes the
+ * file and fsyncs it, before the clock starts; the workload's cleanup
+ * removes it after the last repetition.
+ */
+static long read_file(const char *name, const char *path, long *ops)
+{
+	char buf[4096];
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	long off;
+
+	if (fd < 0 || fstat(fd, &st) || st.st_size != SIZE) {
+		if (fd >= 0)
+			close(fd);
+		fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+		if (fd < 0)
+			fail("%s: create %s: %s", name, path, strerror(errno));
+		for (off = 0; off < SIZE; off += 2 * MiB)
+			if (pwrite(fd, chunk, 2 * MiB, off) != 2 * MiB)
+				fail("%s: write %s: %s", name, path, strerror(errno));
+		if (fsync(fd) || close(fd))
+			fail("%s: fsync %s: %s", name, path, strerror(errno));
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			fail("%s: open %s: %s", name, path, strerror(errno));
+	}
+	t_start = now_ns();
+	for (off = 0; off < SIZE; off += sizeof(buf))
+		if (pread(fd, buf, sizeof(buf), off) != sizeof(buf))
+			fail("%s: read %s: %s", name, path, strerror(errno));
+	close(fd);
+	*ops = SIZE / 4096;
+	return 0;
+}
+
+/* null control: reads from the bench tmpfs charge nothing */
+static long w_tmpfsread(long *ops)
+{
+	return read_file("tmpfsread", READ_TMPFS, ops);
+}
+
+/* null control: the same on the guest's ext2 scratch disk (/mnt/scratch) */
+static long w_extread(long *ops)
+{
+	return read_file("extread", READ_EXT2, ops);
+}
+
+static void rm_tmpfsread(void)
+{
+	unlink(READ_TMPFS);
+}
+
+static void rm_extread(void)
+{
+	unlink(READ_EXT2);
+}
+
+/* the workloads that run tasks of their own, from the parent (root) */
+static double run_parallel(long *ops_out);
+static double run_remotefree(long *ops_out);
+static double run_alternate(long *ops_out);
+static double run_edquot(long *ops_out);
+
+/*
+ * A workload is FN, timed in a uid 1000 child of the workload's cgroup
+ * (one_run()), or RUN, which runs the repetition itself and returns the
+ * ns per op; CLEANUP, if any, runs (as root) after its last repetition.
+ */
 static const struct workload {
 	const char *name;
 	long (*fn)(long *ops);
+	double (*run)(long *ops_out);
+	void (*cleanup)(void);
 } workloads[] = {
-	{ "append", w_append }, { "mmap", w_mmap }, { "fallocate", w_fallocate },
-	{ "smallfiles", w_smallfiles }, { "emptyfiles", w_emptyfiles },
-	{ "huge", w_huge }, { "swap", w_swap },
-	{ "parallel", w_parallel },
+	{ .name = "append", .fn = w_append },
+	{ .name = "mmap", .fn = w_mmap },
+	{ .name = "fallocate", .fn = w_fallocate },
+	{ .name = "smallfiles", .fn = w_smallfiles },
+	{ .name = "emptyfiles", .fn = w_emptyfiles },
+	{ .name = "huge", .fn = w_huge },
+	{ .name = "swap", .fn = w_swap },
+	{ .name = "parallel", .run = run_parallel },
+	{ .name = "remotefree", .run = run_remotefree },
+	{ .name = "alternate", .run = run_alternate },
+	{ .name = "shmseg", .fn = w_shmseg },
+	{ .name = "edquot", .run = run_edquot },
+	{ .name = "tmpfsread", .fn = w_tmpfsread, .cleanup = rm_tmpfsread },
+	{ .name = "extread", .fn = w_extread, .cleanup = rm_extread },
 };
 
 static int cmp_long(const void *a, const void *b)
@@ -321,32 +456,364 @@ static double run_parallel(long *ops_out)
 	return (double)(t1 - t0) / *ops_out;
 }
 
+/* Run this task on CPU only. */
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		fail("sched_setaffinity to CPU %d: %s", cpu, strerror(errno));
+}
+
+/* fork(): the child (0 returned) runs as uid 1000 in CGROUP, on CPU only */
+static pid_t fork_in(const char *cgroup, int cpu)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		pin(cpu);
+		run_as_user_in(cgroup);
+	}
+	return pid;
+}
+
+/* Wait for PID, which must exit 0 (its failure it has printed itself). */
+static void reap(pid_t pid, const char *who)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail("%s failed (status %#x)", who, status);
+}
+
+/* A timed child's result: NS for OPS operations, through a pipe. */
+static void send_result(int fd, long ns, long ops)
+{
+	if (write(fd, &ns, sizeof(ns)) != sizeof(ns) ||
+	    write(fd, &ops, sizeof(ops)) != sizeof(ops))
+		die("result pipe");
+}
+
+static void recv_result(int fd, long *ns, long *ops, const char *who)
+{
+	if (read(fd, ns, sizeof(*ns)) != sizeof(*ns) ||
+	    read(fd, ops, sizeof(*ops)) != sizeof(*ops))
+		fail("%s died before reporting its time", who);
+}
+
+#define REMOTE_FILES 64
+#define REMOTE_SIZE (256 * KiB)
+
+/*
+ * remotefree: a task of the workload's cgroup on CPU 0 writes 64 files of
+ * 256 KiB (untimed) and exits; then a task of the sibling sib0 on CPU 1
+ * writes 4 KiB of its own, so that CPU 1's memcg stock caches sib0, and
+ * unlinks the 64 files: ns per page freed.
+ */
+static double run_remotefree(long *ops_out)
+{
+	char work[PATH_MAX], sib[2][PATH_MAX], path[64];
+	long ns, ops;
+	int res[2], i, fd;
+	pid_t pid;
+
+	make_dirs(work, sib);
+	pid = fork_in(work, 0);
+	if (pid == 0) {
+		for (i = 0; i < REMOTE_FILES; i++) {
+			snprintf(path, sizeof(path), MNT "/remote%d", i);
+			fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+			if (fd < 0 || write(fd, chunk, REMOTE_SIZE) != REMOTE_SIZE)
+				die("remotefree: the writer");
+			close(fd);
+		}
+		_exit(0);
+	}
+	reap(pid, "remotefree: the writer");
+
+	if (pipe(res))
+		die("pipe");
+	pid = fork_in(sib[0], 1);
+	if (pid == 0) {
+		long t0, t1;
+
+		close(res[0]);
+		fd = open(MNT "/remoteown", O_CREAT | O_TRUNC | O_WRONLY, 0600);
+		if (fd < 0 || write(fd, page, 4096) != 4096)
+			die("remotefree: the sibling's own write");
+		t0 = now_ns();
+		for (i = 0; i < REMOTE_FILES; i++) {
+			snprintf(path, sizeof(path), MNT "/remote%d", i);
+			if (unlink(path))
+				die("remotefree: unlink");
+		}
+		t1 = now_ns();
+		close(fd);
+		unlink(MNT "/remoteown");
+		send_result(res[1], t1 - t0, REMOTE_FILES * REMOTE_SIZE / 4096);
+		_exit(0);
+	}
+	close(res[1]);
+	recv_result(res[0], &ns, &ops, "remotefree: the remover");
+	close(res[0]);
+	reap(pid, "remotefree: the remover");
+	*ops_out = ops;
+	return (double)ns / ops;
+}
+
+#define ALTERNATE_ROUNDS 4096
+
+/*
+ * alternate: a task of the workload's cgroup and one of the sibling sib0,
+ * both on CPU 0, append 4 KiB to a file each in strict turn (a token over
+ * a pipe pair), 4096 rounds: 8192 pages, 16 MiB a file; ns per page.
+ * The first task times it, from the sibling's first token to its last.
+ */
+static double run_alternate(long *ops_out)
+{
+	char work[PATH_MAX], sib[2][PATH_MAX], c;
+	int ab[2], ba[2], res[2], fd;
+	pid_t pid[2];
+	long ns, ops, k;
+
+	make_dirs(work, sib);
+	if (pipe(ab) || pipe(ba) || pipe(res))
+		die("pipe");
+	pid[1] = fork_in(sib[0], 0);
+	if (pid[1] == 0) {
+		close(ab[1]);
+		close(ba[0]);
+		close(res[0]);
+		close(res[1]);
+		fd = open(MNT "/alternate1", O_CREAT | O_TRUNC | O_WRONLY, 0600);
+		if (fd < 0)
+			die("alternate: the sibling's open");
+		if (write(ba[1], "r", 1) != 1)
+			die("alternate: pipe");
+		for (k = 0; k < ALTERNATE_ROUNDS; k++) {
+			if (read(ab[0], &c, 1) != 1)
+				fail("alternate: the first writer is gone");
+			if (write(fd, page, 4096) != 4096)
+				die("alternate: the sibling's write");
+			if (write(ba[1], "t", 1) != 1)
+				die("alternate: pipe");
+		}
+		/* the last token: the first writer has stopped its clock */
+		if (read(ab[0], &c, 1) != 1)
+			fail("alternate: the first writer is gone");
+		close(fd);
+		unlink(MNT "/alternate1");
+		_exit(0);
+	}
+	pid[0] = fork_in(work, 0);
+	if (pid[0] == 0) {
+		long t0, t1;
+
+		close(ab[0]);
+		close(ba[1]);
+		close(res[0]);
+		fd = open(MNT "/alternate0", O_CREAT | O_TRUNC | O_WRONLY, 0600);
+		if (fd < 0)
+			die("alternate: open");
+		if (read(ba[0], &c, 1) != 1)
+			fail("alternate: the sibling writer is gone");
+		t0 = now_ns();
+		for (k = 0; k < ALTERNATE_ROUNDS; k++) {
+			if (write(fd, page, 4096) != 4096)
+				die("alternate: write");
+			if (write(ab[1], "t", 1) != 1)
+				die("alternate: pipe");
+			if (read(ba[0], &c, 1) != 1)
+				fail("alternate: the sibling writer is gone");
+		}
+		t1 = now_ns();
+		if (write(ab[1], "x", 1) != 1)
+			die("alternate: pipe");
+		close(fd);
+		unlink(MNT "/alternate0");
+		send_result(res[1], t1 - t0, 2 * ALTERNATE_ROUNDS);
+		_exit(0);
+	}
+	close(ab[0]);
+	close(ab[1]);
+	close(ba[0]);
+	close(ba[1]);
+	close(res[1]);
+	recv_result(res[0], &ns, &ops, "alternate: the first writer");
+	close(res[0]);
+	reap(pid[0], "alternate: the first writer");
+	reap(pid[1], "alternate: the sibling writer");
+	*ops_out = ops;
+	return (double)ns / ops;
+}
+
+#define EDQUOT_LIMIT (1 * MiB)
+#define EDQUOT_WRITES 8192
+
+/*
+ * edquot: a task of the workload's cgroup on CPU 0 fills a file to a 1 MiB
+ * limit, then times 8192 4 KiB pwrites at its end, each of which must
+ * fail: ns per failed write. The limit is memory.tmpfs.max 1M on the
+ * workload's cgroup (below any limit of the configuration, on its parent),
+ * EDQUOT; on a kernel without memory.tmpfs.max, a tmpfs mounted size=1M,
+ * ENOSPC. Meanwhile a task of the sibling sib0 on CPU 1 writes 64 KiB to a
+ * file of the bench tmpfs and truncates it, in a loop, until killed, so
+ * that CPU 1's stock caches sib0 and holds tmpfs pages of it. It sleeps
+ * 1 ms after each round: under -icount the instructions of both CPUs make
+ * the guest's time, and QEMU runs the two vCPUs in turn, so a sibling that
+ * never sleeps would make the time of a failed write depend on how the
+ * turns fall (2.7 to 18 us on either kernel); paced, it adds a few per cent.
+ */
+static double run_edquot(long *ops_out)
+{
+	static bool told;
+	char work[PATH_MAX], sib[2][PATH_MAX], path[PATH_MAX], c;
+	const char *dir = MNT "-edquot";
+	int ready[2], res[2], fd, status, want;
+	bool memcg;
+	pid_t writer, sibling;
+	long ns, ops, k;
+
+	make_dirs(work, sib);
+	memcg = !access(cg_control(work, "memory.tmpfs.max"), F_OK);
+	if (memcg) {
+		if (cg_write(work, "memory.tmpfs.max", "1M"))
+			die("edquot: memory.tmpfs.max");
+		dir = MNT;
+		want = EDQUOT;
+	} else {
+		mkdir(dir, 0755);
+		if (mount("tmpfs", dir, "tmpfs", 0, "size=1M"))
+			die("edquot: mount size=1M");
+		if (chown(dir, UID, UID))
+			die("edquot: chown");
+		want = ENOSPC;
+	}
+	if (!told) {
+		told = true;
+		if (memcg)
+			printf("bench: %s edquot: the limit is memory.tmpfs.max 1M on %s: EDQUOT expected\n",
+			       config, work);
+		else
+			printf("bench: %s edquot: no memory.tmpfs.max; the limit is a tmpfs mounted size=1M: ENOSPC expected\n",
+			       config);
+	}
+	snprintf(path, sizeof(path), "%s/edquot", dir);
+
+	if (pipe(ready) || pipe(res))
+		die("pipe");
+	sibling = fork_in(sib[0], 1);
+	if (sibling == 0) {
+		close(ready[0]);
+		close(res[0]);
+		close(res[1]);
+		struct timespec pause = { 0, 1000000 };
+
+		fd = open(MNT "/edquot-sibling", O_CREAT | O_TRUNC | O_WRONLY, 0600);
+		if (fd < 0)
+			die("edquot: the sibling's open");
+		for (k = 0;; k++) {
+			if (pwrite(fd, chunk, 64 * KiB, 0) != 64 * KiB)
+				die("edquot: the sibling's write");
+			if (ftruncate(fd, 0))
+				die("edquot: the sibling's truncate");
+			if (!k && write(ready[1], "r", 1) != 1)
+				die("edquot: pipe");
+			nanosleep(&pause, NULL);
+		}
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		fail("edquot: the sibling writer died before its first write");
+	close(ready[0]);
+
+	writer = fork_in(work, 0);
+	if (writer == 0) {
+		long t0, t1, off;
+		ssize_t r;
+
+		close(res[0]);
+		fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+		if (fd < 0)
+			die("edquot: open");
+		for (off = 0; off < EDQUOT_LIMIT; off += 4096) {
+			r = pwrite(fd, page, 4096, off);
+			if (r != 4096)
+				fail("edquot: filling the file to the limit: the write at %ld returned %zd (%s); memory.tmpfs.current %ld",
+				     off, r, strerror(errno), memcg ? tmpfs_current(work) : -1);
+		}
+		t0 = now_ns();
+		for (k = 0; k < EDQUOT_WRITES; k++) {
+			errno = 0;
+			r = pwrite(fd, page, 4096, EDQUOT_LIMIT);
+			if (r != -1 || errno != want)
+				fail("edquot: a write past the limit returned %zd (%s), not -1 (%s)",
+				     r, strerror(errno), strerror(want));
+		}
+		t1 = now_ns();
+		close(fd);
+		unlink(path);
+		send_result(res[1], t1 - t0, EDQUOT_WRITES);
+		_exit(0);
+	}
+	close(res[1]);
+	if (read(res[0], &ns, sizeof(ns)) != sizeof(ns) ||
+	    read(res[0], &ops, sizeof(ops)) != sizeof(ops)) {
+		kill(sibling, SIGKILL);
+		fail("edquot: the writer died before reporting its time");
+	}
+	close(res[0]);
+	kill(sibling, SIGKILL);
+	reap(writer, "edquot: the writer");
+	if (waitpid(sibling, &status, 0) != sibling)
+		die("waitpid");
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+		fail("edquot: the sibling writer failed (status %#x)", status);
+	unlink(MNT "/edquot-sibling");
+	if (memcg ? cg_write(work, "memory.tmpfs.max", "max") : umount(dir))
+		die("edquot: removing the 1M limit");
+	*ops_out = ops;
+	return (double)ns / ops;
+}
+
 /* One repetition of W, in a child running as uid 1000; ns per op. */
 static double one_run(const struct workload *w, long *ops_out)
 {
 	char work[PATH_MAX], sib[2][PATH_MAX], c;
-	long t0, t1, ops = 0, ns = 0;
+	long t1, ops = 0, ns = 0;
 	int status, i;
 	pid_t pid;
 
-	if (w->fn == w_parallel)
-		return run_parallel(ops_out);
+	if (w->run)
+		return w->run(ops_out);
 	make_dirs(work, sib);
 	if (pipe(to_parent) || pipe(to_child))
 		die("pipe");
+	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
 		run_as_user_in(work);
-		t0 = now_ns();
+		t_start = now_ns();
 		w->fn(&ops);
 		t1 = now_ns();
-		ns = t1 - t0;
+		ns = t1 - t_start;
 		if (write(to_parent[1], "d", 1) != 1 ||
 		    write(to_parent[1], &ns, sizeof(ns)) != sizeof(ns) ||
 		    write(to_parent[1], &ops, sizeof(ops)) != sizeof(ops))
 			_exit(1);
 		_exit(0);
 	}
+	/* the child's ends: a child that dies is then an EOF, not a hang */
+	close(to_parent[1]);
+	close(to_child[0]);
 	/* serve the workload's requests until it says it is done */
 	for (;;) {
 		if (read(to_parent[0], &c, 1) != 1)
@@ -366,11 +833,42 @@ static double one_run(const struct workload *w, long *ops_out)
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		die("workload failed");
 	close(to_parent[0]);
-	close(to_parent[1]);
-	close(to_child[0]);
 	close(to_child[1]);
 	*ops_out = ops;
 	return (double)ns / ops;
+}
+
+/* Is NAME one of the comma-separated names of ONLY? */
+static bool listed(const char *only, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+/* Every name of ONLY must be a workload's: no typo runs nothing. */
+static void check_only(const char *only)
+{
+	const char *p;
+	size_t k, n;
+
+	for (p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		n = strcspn(p, ",");
+		for (k = 0; k < ARRAY_SIZE(workloads); k++)
+			if (strlen(workloads[k].name) == n && !strncmp(p, workloads[k].name, n))
+				break;
+		if (k == ARRAY_SIZE(workloads)) {
+			printf("bench: -w: no workload '%.*s'; the workloads:", (int)n, p);
+			for (k = 0; k < ARRAY_SIZE(workloads); k++)
+				printf(" %s", workloads[k].name);
+			printf("\n");
+			exit(2);
+		}
+	}
 }
 
 int main(int argc, char **argv)
@@ -399,6 +897,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s -c CONFIG [-r REPS] [-w WORKLOAD,...]\n", argv[0]);
 		return 2;
 	}
+	if (only)
+		check_only(only);
 	if (cg_find_unified_root(root, sizeof(root), NULL))
 		die("cgroup2");
 	memset(page, 0x11, sizeof(page));
@@ -430,7 +930,7 @@ int main(int argc, char **argv)
 		double *ns = calloc(reps, sizeof(double));
 		long ops = 0;
 
-		if (only && !strstr(only, w->name))
+		if (only && !listed(only, w->name))
 			continue;
 		one_run(w, &ops);	/* warm-up, not counted */
 		for (r = 0; r < reps; r++) {
@@ -449,8 +949,18 @@ int main(int argc, char **argv)
 			free(sorted);
 		}
 		free(ns);
+		if (w->cleanup)
+			w->cleanup();
 	}
 	umount(MNT);
 	umount(MNT "-huge");
+	/* the workload's cgroup and its siblings (make_dirs()) */
+	{
+		char work[PATH_MAX], sib[2][PATH_MAX];
+
+		make_dirs(work, sib);
+		if (rmdir(work) || rmdir(sib[0]) || rmdir(sib[1]))
+			die("rmdir of the workload's cgroups");
+	}
 	return 0;
 }
