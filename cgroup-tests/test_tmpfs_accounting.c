@@ -567,6 +567,183 @@ static int test_huge_collapse_split(const char *root)
 	return ret;
 }
 
+/*
+ * Truncation gives memory.tmpfs back in one uncharge per run of folios of
+ * one memcg and per batch of folios, flushed before the syscall returns.
+ * A file whose pages alternate owners: a's task writes the even pages of
+ * [0, 512), b's the odd ones; then 100 pages of a, then 40 of b. A task
+ * of a third sibling c, which holds 3 pages of its own (its CPU's stock
+ * caches c), truncates, punches or unlinks and closes the file; right
+ * after the syscall returns, in that task, each cgroup's current has
+ * dropped by exactly its own pages in the range, c's has not changed,
+ * and the parent is the sum.
+ */
+#define IL_PAIRS 256		/* even pages a, odd pages b: [0, 512) */
+#define IL_RUN_A 100		/* then a run of a: [512, 612) */
+#define IL_RUN_B 40		/* then a run of b: [612, 652) */
+#define IL_PAGES (2 * IL_PAIRS + IL_RUN_A + IL_RUN_B)
+#define IL_OWN_C 3		/* c's own pages, in a file of its own */
+
+enum il_op { IL_TRUNCATE, IL_PUNCH, IL_UNLINK };
+
+struct interleaved {
+	char *parent, *cg[3];	/* a, b, c */
+	const char *path, *cpath;
+	enum il_op op;
+	long first, last;	/* IL_PUNCH: the pages [first, last) */
+	int who;		/* the writer of a body_il_write() */
+};
+
+/* 0 (a) or 1 (b): who wrote page I of the interleaved file. */
+static int il_owner(long i)
+{
+	if (i < 2 * IL_PAIRS)
+		return i & 1;
+	return i < 2 * IL_PAIRS + IL_RUN_A ? 0 : 1;
+}
+
+/* WHO's pages among [FIRST, LAST). */
+static long il_pages_of(int who, long first, long last)
+{
+	long n = 0;
+
+	for (long i = first; i < last; i++)
+		n += il_owner(i) == who;
+	return n;
+}
+
+/* In a or b: write one page at each of its own indexes, nothing else. */
+static int body_il_write(const char *cgroup, void *arg)
+{
+	const struct interleaved *il = arg;
+	int fd = open(il->path, O_CREAT | O_RDWR, 0644);
+
+	if (fd < 0)
+		return -1;
+	for (long i = 0; i < IL_PAGES; i++)
+		if (il_owner(i) == il->who &&
+		    write_pattern(fd, i * page_size, page_size) != page_size) {
+			ksft_print_msg("page %ld: %s\n", i, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	close(fd);
+	return 0;
+}
+
+/* a, b and c at A, B and C bytes, the parent their sum. */
+static int il_expect(const struct interleaved *il, long a, long b, long c,
+		     const char *when)
+{
+	if (expect_tmpfs(il->cg[0], a, when) || expect_tmpfs(il->cg[1], b, when) ||
+	    expect_tmpfs(il->cg[2], c, when) ||
+	    expect_tmpfs(il->parent, a + b + c, when) ||
+	    check_parent_sum(il->parent, (const char **)il->cg, 3, 0, when))
+		return -1;
+	return 0;
+}
+
+/* In c: its own pages, then the operation, then the values at once. */
+static int body_il_free(const char *cgroup, void *arg)
+{
+	const struct interleaved *il = arg;
+	long a = il_pages_of(0, 0, IL_PAGES) * page_size;
+	long b = il_pages_of(1, 0, IL_PAGES) * page_size;
+	long c = IL_OWN_C * page_size;
+	int fd, ret = -1;
+
+	if (write_file(il->cpath, c) || il_expect(il, a, b, c, "c wrote its own"))
+		return -1;
+	fd = open(il->path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	switch (il->op) {
+	case IL_TRUNCATE:
+		if (ftruncate(fd, 0))
+			ksft_print_msg("ftruncate: %s\n", strerror(errno));
+		else
+			ret = il_expect(il, 0, 0, c, "ftruncate to 0 by c");
+		break;
+	case IL_PUNCH:
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      il->first * page_size, (il->last - il->first) * page_size))
+			ksft_print_msg("fallocate: %s\n", strerror(errno));
+		else
+			ret = il_expect(il, a - il_pages_of(0, il->first, il->last) * page_size,
+					b - il_pages_of(1, il->first, il->last) * page_size,
+					c, "hole punched by c");
+		break;
+	case IL_UNLINK:
+		if (unlink(il->path)) {
+			ksft_print_msg("unlink: %s\n", strerror(errno));
+			break;
+		}
+		if (il_expect(il, a, b, c, "unlinked by c, still open"))
+			break;
+		if (close(fd)) {
+			ksft_print_msg("close: %s\n", strerror(errno));
+			return -1;
+		}
+		return il_expect(il, 0, 0, c, "unlinked and closed by c");
+	}
+	close(fd);
+	return ret;
+}
+
+static int interleaved_case(const char *root, enum il_op op, long first, long last)
+{
+	struct interleaved il = { .path = "/tmp/tmpfs_interleaved",
+				  .cpath = "/tmp/tmpfs_interleaved.c",
+				  .op = op, .first = first, .last = last };
+	static const char *const names[] = { "a", "b", "c" };
+	long a = il_pages_of(0, 0, IL_PAGES) * page_size;
+	long b = il_pages_of(1, 0, IL_PAGES) * page_size;
+	int ret = KSFT_FAIL, i;
+
+	il.parent = make_parent(root, "tmpfs_interleaved");
+	for (i = 0; i < 3 && il.parent; i++)
+		if (!(il.cg[i] = make_child(il.parent, names[i])))
+			goto out;
+	if (!il.parent)
+		goto out;
+	for (il.who = 0; il.who < 2; il.who++)
+		if (cg_run(il.cg[il.who], body_il_write, &il))
+			goto out;
+	if (il_expect(&il, a, b, 0, "a and b wrote the interleaved file") ||
+	    check_within_memory(il.cg[0], "a wrote") ||
+	    check_within_memory(il.cg[1], "b wrote"))
+		goto out;
+	if (cg_run(il.cg[2], body_il_free, &il))
+		goto out;
+	if (unlink(il.cpath) || (op != IL_UNLINK && unlink(il.path)) ||
+	    il_expect(&il, 0, 0, 0, "all unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	unlink(il.path);
+	unlink(il.cpath);
+	for (i = 0; i < 3; i++)
+		remove_cgroup(il.cg[i]);
+	remove_cgroup(il.parent);
+	return ret;
+}
+
+static int test_interleaved_truncate(const char *root)
+{
+	return interleaved_case(root, IL_TRUNCATE, 0, 0);
+}
+
+/* Pages [101, 630): 205 + 100 (its run) of a's, 206 + 18 of b's. */
+static int test_interleaved_punch_hole(const char *root)
+{
+	return interleaved_case(root, IL_PUNCH, 101, 630);
+}
+
+static int test_interleaved_unlink_close(const char *root)
+{
+	return interleaved_case(root, IL_UNLINK, 0, 0);
+}
+
 static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_write_unlink_tmp),
 	TMPFS_TEST(test_write_unlink_dev_shm),
@@ -582,6 +759,9 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_scope_userns_tmpfs),
 	TMPFS_TEST(test_swap_roundtrip),
 	TMPFS_TEST(test_huge_collapse_split),
+	TMPFS_TEST(test_interleaved_truncate),
+	TMPFS_TEST(test_interleaved_punch_hole),
+	TMPFS_TEST(test_interleaved_unlink_close),
 };
 
 int main(void)

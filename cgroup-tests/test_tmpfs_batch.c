@@ -6,7 +6,9 @@
  * yet the limit stays exact (EDQUOT only when the data plus the allocation
  * would exceed it), memory.tmpfs.current excludes the pages charged ahead,
  * peak stays within its bound, and lowering max, removing a cgroup and
- * taking a CPU offline return those pages.
+ * taking a CPU offline return those pages. A free, on the data's CPU or
+ * on another whose stock caches another memcg, gives the pages back to
+ * the right cgroup at once.
  *
  * What a CPU holds ahead of use is seen through memory.tmpfs.peak: a write
  * to it resets the watermark seen through that file descriptor to the
@@ -806,6 +808,229 @@ out:
 	return teardown(&s, NULL, ret);
 }
 
+/*
+ * An agent: a process in cgroup CG on CPU that runs one file operation
+ * per command read from its pipe and answers with its result (0, or
+ * -errno): 'W' writes LEN bytes of the pattern into PATH (created or
+ * truncated), 'T' truncates PATH to LEN, 'U' unlinks PATH. It holds no
+ * file open between commands. The values right after a command are read
+ * by the caller once the answer came: no sleep, no retry.
+ */
+struct agent_cmd {
+	char op;
+	long len;
+	char path[PATH_MAX];
+};
+
+static int agent_start(struct worker *w, const char *cg, int cpu)
+{
+	int cmd[2], res[2];
+
+	if (pipe(cmd) || pipe(res))
+		return -1;
+	w->pid = fork();
+	if (w->pid < 0)
+		return -1;
+	if (!w->pid) {
+		struct agent_cmd c;
+		long r;
+		int fd;
+
+		for (fd = 3; fd < 1024; fd++)
+			if (fd != cmd[0] && fd != res[1])
+				close(fd);
+		if (cg_enter_current(cg) || pin_cpu(cpu))
+			_exit(1);
+		while (read(cmd[0], &c, sizeof(c)) == sizeof(c)) {
+			if (c.op == 'W')
+				r = write_file(c.path, c.len) ? -EIO : 0;
+			else if (c.op == 'T')
+				r = truncate(c.path, c.len) ? -errno : 0;
+			else if (c.op == 'U')
+				r = unlink(c.path) ? -errno : 0;
+			else
+				r = -EINVAL;
+			if (write(res[1], &r, sizeof(r)) != sizeof(r))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(res[1]);
+	w->cmd = cmd[1];
+	w->res = res[0];
+	return 0;
+}
+
+/* Have agent W run OP on PATH with LEN; 0 when it succeeded. */
+static int agent_do(struct worker *w, char op, const char *path, long len)
+{
+	struct agent_cmd c = { .op = op, .len = len };
+	long r = -100000;
+
+	snprintf(c.path, sizeof(c.path), "%s", path);
+	if (write(w->cmd, &c, sizeof(c)) == sizeof(c) &&
+	    read(w->res, &r, sizeof(r)) == sizeof(r) && !r)
+		return 0;
+	ksft_print_msg("agent %d: %c %s %ld: %ld (%s)\n", (int)w->pid, op, path,
+		       len, r, r < 0 && r > -4096 ? strerror(-r) : "died");
+	return -1;
+}
+
+/* The pages CPUs hold ahead of use for CG: its usage with stocks less current. */
+static long stocked(const char *cg)
+{
+	return usage_with_stocks(cg) - tmpfs_current(cg);
+}
+
+/*
+ * Fail unless memory.stat shmem_thp of CG reads HPAGE: its file is one
+ * huge folio (the stats are flushed lazily: polled for up to 4 s).
+ */
+static int expect_huge(const char *cg, const char *when)
+{
+	long got = -1;
+
+	for (int i = 0; i < 40; i++) {
+		got = cg_read_key_long(cg, "memory.stat", "shmem_thp ");
+		if (got == HPAGE)
+			return 0;
+		usleep(100000);
+	}
+	ksft_print_msg("%s: %s memory.stat shmem_thp %ld, expected one huge folio (%ld)\n",
+		       when, cg, got, HPAGE);
+	return -1;
+}
+
+#define REMOTE_PAGES 200	/* a's file */
+#define REMOTE_OWN 3		/* b's own pages, leaving its stock on CPU 1 */
+
+/*
+ * A free on another CPU than the data's, whose stock caches another
+ * memcg and holds some of its memory.tmpfs: the stock must not take the
+ * pages, and the owner's current drops to the exact value at once. a's
+ * agent on CPU 0 writes its file, b's agent on CPU 1 writes 3 pages of
+ * its own (CPU 1's stock caches b, a batch less 3 pages in it), then
+ * frees a's data. And the reverse: a frees its data on CPU 0, whose
+ * stock caches a: exact at once too.
+ *
+ * With HUGE, a's file is one huge folio (a huge=always tmpfs) and the
+ * free a truncation to its middle: the split drops the tails beyond EOF
+ * one page at a time with interrupts off, the free fast path into the
+ * stock. Otherwise the files are small pages and b unlinks a's file
+ * (its last link, no fd open): the truncation's batch.
+ */
+static int remote_free_case(const char *root, bool huge)
+{
+	char dir[64] = "", apath[PATH_MAX], bpath[] = "/tmp/batch_remote_b";
+	struct worker w[2] = { 0 }, *wa = &w[0], *wb = &w[1];
+	long a_len = huge ? HPAGE : REMOTE_PAGES * page_size;
+	long a_left = huge ? HPAGE / 2 : 0, b_len = REMOTE_OWN * page_size, held;
+	char *parent, *a = NULL, *b = NULL;
+	const char *when = huge ? "huge" : "small";
+	int ret = KSFT_FAIL, i;
+
+	if (need_two_cpus())
+		return KSFT_FAIL;
+	parent = make_parent(root, "tmpfs_batch_remote");
+	a = parent ? make_child(parent, "a") : NULL;
+	b = parent ? make_child(parent, "b") : NULL;
+	if (!a || !b)
+		goto out;
+	if (huge) {
+		snprintf(dir, sizeof(dir), "/tmp/batch_remote_huge.XXXXXX");
+		if (mount_tmpfs_dir(dir, "huge=always"))
+			goto out;
+		snprintf(apath, sizeof(apath), "%s/a", dir);
+	} else {
+		snprintf(apath, sizeof(apath), "/tmp/batch_remote_a");
+	}
+	if (agent_start(wa, a, 0) || agent_start(wb, b, 1))
+		goto out;
+
+	/*
+	 * a frees its own data on CPU 0 first, where a's last write, of one
+	 * page, left the rest of its batch in the stock. Another memcg's
+	 * charge or free on CPU 0 may take the stock over (such as an
+	 * RCU-deferred free of a removed cgroup's inode): the page is
+	 * rewritten, up to 5 times. Written before the huge file, it was
+	 * gone from the stock in 1 run of 1 on the kernel that batches
+	 * memory.tmpfs.inodes.
+	 */
+	if (agent_do(wa, 'W', apath, a_len) || (huge && expect_huge(a, "a wrote")))
+		goto out;
+	for (i = 0, held = 0; i < 5 && held <= 0; i++) {
+		if (agent_do(wa, 'W', "/tmp/batch_remote_a0", page_size))
+			goto out;
+		held = stocked(a);
+	}
+	ksft_print_msg("%s: a wrote %ld bytes on CPU 0, its stock holds %ld\n",
+		       when, a_len + page_size, held);
+	if (held <= 0) {
+		ksft_print_msg("%s: no pages of a in CPU 0's stock\n", when);
+		goto out;
+	}
+	if (agent_do(wa, 'T', apath, a_left) ||
+	    expect_tmpfs(a, a_left + page_size, "a freed its own data on CPU 0") ||
+	    expect_tmpfs(parent, a_left + page_size, "a freed its own data: parent") ||
+	    agent_do(wa, 'U', apath, 0) ||
+	    expect_tmpfs(a, page_size, "a unlinked its own file on CPU 0") ||
+	    agent_do(wa, 'U', "/tmp/batch_remote_a0", 0) ||
+	    expect_tmpfs(a, 0, "a unlinked its page on CPU 0") ||
+	    expect_tmpfs(parent, 0, "a unlinked its page: parent"))
+		goto out;
+
+	/* then b frees a's data on CPU 1, whose stock caches b */
+	if (agent_do(wa, 'W', apath, a_len) ||
+	    (huge && expect_huge(a, "a wrote again")) ||
+	    expect_tmpfs(a, a_len, "a wrote again"))
+		goto out;
+	/* another memcg's charge or free on CPU 1 may take the stock over: retry */
+	for (i = 0; i < 5; i++) {
+		if (agent_do(wb, 'W', bpath, b_len) || expect_tmpfs(b, b_len, "b wrote its own"))
+			goto out;
+		held = stocked(b);
+		if (held == BATCH * page_size - b_len)
+			break;
+	}
+	if (held != BATCH * page_size - b_len) {
+		ksft_print_msg("%s: CPU 1's stock holds %ld of b, expected a batch less b's pages: %ld\n",
+			       when, held, BATCH * page_size - b_len);
+		goto out;
+	}
+	if (agent_do(wb, huge ? 'T' : 'U', apath, a_left) ||
+	    expect_tmpfs(a, a_left, "b freed a's data on CPU 1") ||
+	    expect_tmpfs(b, b_len, "b freed a's data: b") ||
+	    expect_tmpfs(parent, a_left + b_len, "b freed a's data: parent"))
+		goto out;
+	if ((huge && agent_do(wb, 'U', apath, 0)) ||
+	    agent_do(wb, 'U', bpath, 0) ||
+	    expect_tmpfs(a, 0, "unlinked") || expect_tmpfs(b, 0, "unlinked") ||
+	    expect_tmpfs(parent, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	ret = stop_workers(w, 2, ret);
+	unlink(apath);
+	unlink(bpath);
+	unlink("/tmp/batch_remote_a0");
+	umount_tmpfs_dir(dir);
+	remove_cgroup(a);
+	remove_cgroup(b);
+	remove_cgroup(parent);
+	return ret;
+}
+
+static int test_remote_free(const char *root)
+{
+	return remote_free_case(root, false);
+}
+
+static int test_remote_free_huge(const char *root)
+{
+	return remote_free_case(root, true);
+}
+
 static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_siblings_exact),
 	TMPFS_TEST(test_siblings_parallel),
@@ -815,6 +1040,8 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_read_sends_no_ipi),
 	TMPFS_TEST(test_rmdir_returns_stock),
 	TMPFS_TEST(test_cpu_offline_returns_stock),
+	TMPFS_TEST(test_remote_free),
+	TMPFS_TEST(test_remote_free_huge),
 };
 
 int main(void)

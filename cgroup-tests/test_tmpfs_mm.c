@@ -6,7 +6,8 @@
  * charged from its allocation until it is freed, wherever it moves):
  * userfaultfd copy into shmem, page migration (soft offline) and
  * compaction, hardware poison, swapoff, and swap of a removed cgroup's
- * data, including the forced recharge when it is read back elsewhere.
+ * data, including the forced recharge when it is read back elsewhere, and
+ * swap while such removed cgroups exist and after they are gone.
  * Every case checks exact values and ends with memory.tmpfs.current at 0.
  */
 #include "tmpfs_util.h"
@@ -650,6 +651,156 @@ out:
 	return end_removed_case(NULL, ret, true, (char *[]){ a, from }, 2);
 }
 
+/*
+ * Swap-out and swap-in look a tmpfs swap entry's swap_cgroup record up
+ * only while some memcg that went offline with memory.tmpfs charged is
+ * not yet freed (a global static key, on from such a memcg's offlining
+ * until it is freed): only then may the record name another memcg than
+ * the data's. a's data goes to swap and back, its current exact
+ * throughout, three times: before any orphan; while there are two (r,
+ * whose data was swapped out before its removal and stays charged to it,
+ * and s, whose data was in RAM and is swapped out after it, the entries
+ * naming the parent, to which its charge passes), a third (q) having come
+ * and gone; and once they are all freed. In between, b reads r's data
+ * back: the charge moves to b, forced (the key is still on after q was
+ * freed); then s's: the parent keeps it, b pays nothing.
+ */
+#define ORPHAN_LEN (2 * MiB)	/* body_read()'s length */
+
+/*
+ * a's file pushed to swap, then read back by a task of a: a at
+ * ORPHAN_LEN, the parent at P_LEN, after each.
+ */
+static int a_roundtrip(const char *parent, const char *a, const char *path,
+		       long p_len, const char *when)
+{
+	char step[128];
+
+	snprintf(step, sizeof(step), "%s: a swapped out", when);
+	if (push_to_swap(a, ORPHAN_LEN) || expect_tmpfs(a, ORPHAN_LEN, step) ||
+	    expect_tmpfs(parent, p_len, step) || check_within_memory(a, step))
+		return -1;
+	snprintf(step, sizeof(step), "%s: a read it back", when);
+	if (cg_run(a, body_read, (void *)path) || expect_tmpfs(a, ORPHAN_LEN, step) ||
+	    expect_tmpfs(parent, p_len, step) || check_within_memory(a, step))
+		return -1;
+	return 0;
+}
+
+static int test_orphans_swap_lookup(const char *root)
+{
+	const char *pa = "/tmp/tmpfs_orphan_a", *pr = "/tmp/tmpfs_orphan_r";
+	const char *ps = "/tmp/tmpfs_orphan_s", *pq = "/tmp/tmpfs_orphan_q";
+	char *parent, *a = NULL, *b = NULL, *r = NULL, *s = NULL, *q = NULL;
+	long len = ORPHAN_LEN, dying = nr_dying(root);
+	int ret = KSFT_FAIL;
+
+	if (dying)
+		ksft_print_msg("%ld dying cgroups at the start: the key may be on already\n", dying);
+	parent = make_parent(root, "tmpfs_orphans");
+	a = parent ? make_child(parent, "a") : NULL;
+	b = a ? make_child(parent, "b") : NULL;
+	r = b ? make_child(parent, "r") : NULL;
+	s = r ? make_child(parent, "s") : NULL;
+	q = s ? make_child(parent, "q") : NULL;
+	if (!q)
+		goto out;
+
+	/* no orphan */
+	if (write_as(a, pa, 0, len, len) || expect_tmpfs(a, len, "a wrote") ||
+	    a_roundtrip(parent, a, pa, len, "no orphan"))
+		goto out;
+
+	/* r: swapped out, then removed; s: removed with its data in RAM */
+	if (write_as(r, pr, 0, len, len) || push_to_swap(r, len) ||
+	    expect_tmpfs(r, len, "r swapped out") || destroy_cgroup(&r) ||
+	    write_as(s, ps, 0, len, len) || expect_tmpfs(s, len, "s wrote") ||
+	    destroy_cgroup(&s))
+		goto out;
+	/* q: a page, removed, then freed: its memcg goes, with its count of the key */
+	if (write_as(q, pq, 0, page_size, page_size) || destroy_cgroup(&q))
+		goto out;
+	/* rmdir returns before the memcg goes offline: see test_removed_swapout */
+	sleep(2);
+	if (expect_tmpfs(parent, 3 * len + page_size, "r, s and q removed") ||
+	    unlink(pq) || expect_tmpfs(parent, 3 * len, "q's page freed") ||
+	    wait_dying(parent, 2, "q freed"))
+		goto out;
+	if (a_roundtrip(parent, a, pa, 3 * len, "orphans r and s"))
+		goto out;
+
+	/* s's data to swap: the entries name the parent; no count changes */
+	if (push_to_swap(parent, 3 * len) ||
+	    expect_tmpfs(parent, 3 * len, "s's data swapped out after its removal") ||
+	    expect_tmpfs(a, len, "s's data swapped out: a") ||
+	    check_within_memory(parent, "s's data swapped out"))
+		goto out;
+	if (cg_run(b, body_read, (void *)pr) ||
+	    expect_tmpfs(b, len, "b read r's data back: b, forced") ||
+	    expect_tmpfs(parent, 3 * len, "b read r's data back: parent") ||
+	    check_within_memory(b, "b read r's data back"))
+		goto out;
+	if (cg_run(b, body_read, (void *)ps) ||
+	    expect_tmpfs(b, len, "b read s's data back: b") ||
+	    expect_tmpfs(parent, 3 * len, "b read s's data back: parent"))
+		goto out;
+	if (a_roundtrip(parent, a, pa, 3 * len, "r's and s's data read back"))
+		goto out;
+
+	/* r's and s's data freed; their memcgs go, and the key with them */
+	if (unlink(pr) || expect_tmpfs(b, 0, "r's file unlinked: b") ||
+	    expect_tmpfs(parent, 2 * len, "r's file unlinked: parent") ||
+	    unlink(ps) || expect_tmpfs(parent, len, "s's file unlinked: parent") ||
+	    drain_swap_slots() || wait_dying(parent, 0, "r and s freed"))
+		goto out;
+	if (a_roundtrip(parent, a, pa, len, "orphans freed"))
+		goto out;
+	if (unlink(pa) || expect_tmpfs(a, 0, "unlinked") ||
+	    expect_tmpfs(parent, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	unlink(pr);
+	unlink(ps);
+	unlink(pq);
+	return end_removed_case(pa, ret, true, (char *[]){ a, b, r, s, q, parent }, 6);
+}
+
+/*
+ * The first swap-in after a removal: r0's data goes to swap, r0 is
+ * removed, and a task of b reads the data back at once. rmdir returns
+ * before r0's memcg goes offline, but the swap-in already finds r0 dying
+ * and memcg charges the pages to b: the tmpfs charge must move with
+ * every page, though the records may be looked up only while some
+ * removed memcg holds tmpfs charges (see test_orphans_swap_lookup).
+ */
+static int test_orphan_swapin_at_rmdir(const char *root)
+{
+	const char *path = "/tmp/tmpfs_orphan_r0";
+	char *parent, *b = NULL, *r0 = NULL;
+	long len = ORPHAN_LEN;
+	int ret = KSFT_FAIL;
+
+	parent = make_parent(root, "tmpfs_orphan_rmdir");
+	b = parent ? make_child(parent, "b") : NULL;
+	r0 = b ? make_child(parent, "r0") : NULL;
+	if (!r0)
+		goto out;
+	if (write_as(r0, path, 0, len, len) || push_to_swap(r0, len) ||
+	    expect_tmpfs(r0, len, "r0 swapped out") || destroy_cgroup(&r0) ||
+	    cg_run(b, body_read, (void *)path) ||
+	    expect_tmpfs(b, len, "b read r0's data back right after its rmdir: b") ||
+	    expect_tmpfs(parent, len, "b read r0's data back right after its rmdir: parent") ||
+	    check_within_memory(b, "b read r0's data back"))
+		goto out;
+	if (unlink(path) || expect_tmpfs(b, 0, "unlinked: b") ||
+	    expect_tmpfs(parent, 0, "unlinked: parent"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	return end_removed_case(path, ret, true, (char *[]){ r0, b, parent }, 3);
+}
+
 static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_uffd_copy),
 	TMPFS_TEST(test_uffd_zeropage),
@@ -661,6 +812,8 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_removed_swapin_fault),
 	TMPFS_TEST(test_removed_swapin_swapoff),
 	TMPFS_TEST(test_removed_swapin_kthread),
+	TMPFS_TEST(test_orphans_swap_lookup),
+	TMPFS_TEST(test_orphan_swapin_at_rmdir),
 };
 
 int main(void)

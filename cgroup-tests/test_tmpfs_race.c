@@ -20,6 +20,10 @@
  * one-page charge fail while room is left: the small writer fills the room
  * to the page.
  *
+ * A truncation by another cgroup's task frees a cgroup's data while that
+ * cgroup's writer waits for room at its max: every page is back before
+ * ftruncate() returns, and current never exceeds max meanwhile.
+ *
  * L (tmpfs_race_...)  memory.tmpfs.max set to its usage d
  * writes 48M, is removed, then its data moves r   max 1M        reads d's
  * swapped data back (swap-in case) w                 the small writer, on
@@ -32,6 +36,7 @@
 #include "tmpfs_util.h"
 
 #include <signal.h>
+#include <time.h>
 
 #define DATA (48 * MiB)		/* what the removed cgroup leaves */
 #define ROOM_PAGES 256		/* room left under L in the squeeze cases */
@@ -736,12 +741,254 @@ static int test_failing_huge_write_vs_small_writer(const char *root)
 	return squeeze_rounds(root, false);
 }
 
+/*
+ * Case 5: a truncation frees a cgroup's data while its writer, at its
+ * max, waits for room. a (max TRUNC_MAX) fills it with one file; then a
+ * task of its sibling c truncates that file to 0 on CPU 0 while a's
+ * writer, on CPU 1, writes 4 KiB pages into a second file until it holds
+ * TRUNC_MAX bytes, retrying on EDQUOT (up to TRUNC_RETRY_S seconds). The
+ * truncation gives the pages back in batches, all of them before
+ * ftruncate() returns: a write begun after that must not fail. A third
+ * task samples a's memory.tmpfs.current throughout: never above max.
+ */
+#define TRUNC_MAX (16 * MiB)	/* see body_filler() */
+#define TRUNC_ROUNDS 10
+#define TRUNC_RETRY_S 2
+
+struct trunc_race {
+	struct racer *wr, *tr;	/* a's writer, c's truncator */
+	const char *a;		/* a's cgroup, for the sampler */
+	volatile int truncating;	/* the truncator calls ftruncate() */
+	volatile int truncated;	/* its ftruncate() returned */
+	volatile long during;	/* EDQUOTs of writes begun in between */
+	volatile long fitted;	/* and successes of those */
+	volatile long late;	/* EDQUOTs of writes begun after that */
+	volatile int stop;	/* the sampler's */
+	volatile long samples, over, worst, bad;
+};
+
+/* The race of the round, shared with its tasks (start_racer() passes the racer). */
+static struct trunc_race *trunc;
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * a's writer: pages appended until the file holds TRUNC_MAX bytes; an
+ * EDQUOT is retried at once, for up to TRUNC_RETRY_S seconds after the
+ * first one. On the 2-CPU TCG guest with a 4M max, a writer that slept
+ * 100 us after each EDQUOT (or each 64th) met the truncation in progress
+ * in at most 2 rounds of 10, one that retried at once in 3; with 16M, in
+ * 8. EDQUOTs of writes begun while the truncation ran are counted in
+ * during (their successes in fitted), those begun after it returned in
+ * late.
+ */
+static int body_filler(const char *cgroup, void *arg)
+{
+	struct trunc_race *t = trunc;
+	struct racer *r = arg;
+	static char page[4096];
+	long off = 0, first = 0;
+	int fd;
+
+	memset(page, 0x5a, sizeof(page));
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) || racer_prepare(r))
+		return 1;
+	fd = open(r->path, O_CREAT | O_WRONLY, 0644);
+	if (fd < 0)
+		return 1;
+	while (off < TRUNC_MAX && !r->stop) {
+		int truncating = __atomic_load_n(&t->truncating, __ATOMIC_SEQ_CST);
+		int truncated = __atomic_load_n(&t->truncated, __ATOMIC_SEQ_CST);
+		ssize_t n = pwrite(fd, page, sizeof(page), off);
+
+		if (tally(r, n == sizeof(page), n < 0 ? errno : EIO, EDQUOT))
+			break;
+		if (n == sizeof(page)) {
+			off += n;
+			if (truncating && !truncated)
+				t->fitted++;
+			continue;
+		}
+		if (truncated)
+			t->late++;
+		else if (truncating)
+			t->during++;
+		if (!first)
+			first = now_ms();
+		else if (now_ms() - first > TRUNC_RETRY_S * 1000)
+			break;
+	}
+	close(fd);
+	return 0;
+}
+
+/* c's truncator: the file of a to 0, once. */
+static int body_truncator(const char *cgroup, void *arg)
+{
+	struct trunc_race *t = trunc;
+	struct racer *r = arg;
+	int fd, ret;
+
+	if (racer_prepare(r))
+		return 1;
+	fd = open(r->path, O_RDWR);
+	if (fd < 0)
+		return 1;
+	__atomic_store_n(&t->truncating, 1, __ATOMIC_SEQ_CST);
+	ret = ftruncate(fd, 0);
+	__atomic_store_n(&t->truncated, 1, __ATOMIC_SEQ_CST);
+	tally(r, ret == 0, errno, 0);
+	close(fd);
+	return 0;
+}
+
+/* The sampler, in the test's cgroup: a's current against its max. */
+static pid_t start_sampler(struct trunc_race *t)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	while (!t->stop) {
+		long cur = tmpfs_current(t->a);
+
+		t->samples++;
+		if (cur < 0)
+			t->bad++;
+		if (cur > TRUNC_MAX)
+			t->over++;
+		if (cur > t->worst)
+			t->worst = cur;
+	}
+	_exit(0);
+}
+
+/* Wait up to 10 s for COND; 0, or -1 with a message naming WHAT. */
+#define WAIT_FOR(cond, what) ({					\
+	int __i;							\
+	for (__i = 0; __i < 10000 && !(cond); __i++)			\
+		usleep(1000);						\
+	if (!(cond))							\
+		ksft_print_msg("no %s after 10 s\n", what);		\
+	(cond) ? 0 : -1;						\
+})
+
+static int trunc_round(const char *root, int kind, int round)
+{
+	const char *fill = "/tmp/tmpfs_race_trunc.fill", *data = "/tmp/tmpfs_race_trunc.data";
+	char *p, *a = NULL, *c = NULL, when[64];
+	struct trunc_race *t;
+	int ret = KSFT_FAIL, status;
+	pid_t sampler = -1;
+	long refused;
+
+	snprintf(when, sizeof(when), "tmpfs_race_trunc round %d", round);
+	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return KSFT_FAIL;
+	memset(t, 0, sizeof(*t));
+	trunc = t;
+	p = make_parent(root, "tmpfs_race_trunc");
+	a = p ? make_child(p, "a") : NULL;
+	c = a ? make_child(p, "c") : NULL;
+	if (!c || cg_write(a, "memory.tmpfs.max", "16M") ||
+	    write_as(a, fill, 0, TRUNC_MAX, TRUNC_MAX) ||
+	    expect_tmpfs(a, TRUNC_MAX, "a filled its max"))
+		goto out;
+	t->a = a;
+	t->wr = new_racer(data, WRITER_CPU, page_size, false);
+	t->tr = new_racer(fill, MOVER_CPU, 0, false);
+	if (!t->wr || !t->tr)
+		goto out;
+	t->wr->go = t->tr->go = 0;
+	sampler = start_sampler(t);
+	if (sampler < 0 || start_racer(t->wr, a, body_filler, false) ||
+	    start_racer(t->tr, c, body_truncator, false))
+		goto out;
+	/* the writer first, until it met the limit; then the truncation */
+	if (WAIT_FOR(t->wr->ready && t->tr->ready, "start of the writer and the truncator"))
+		goto out;
+	t->wr->go = 1;
+	if (WAIT_FOR(t->wr->refused || t->wr->other, "EDQUOT for the writer at a's max"))
+		goto out;
+	t->tr->go = 1;
+	if (reap_racer(t->tr, false) | reap_racer(t->wr, false))
+		goto out;
+	t->stop = 1;
+	waitpid(sampler, &status, 0);
+	sampler = -1;
+
+	refused = t->wr->refused;
+	ksft_print_msg("%s: the writer wrote %ld pages (%ld during the truncation), got EDQUOT %ld times (%ld during the truncation, %ld after it); %ld samples of a's current, at most %ld\n",
+		       when, t->wr->done, t->fitted, refused, t->during, t->late,
+		       t->samples, t->worst);
+	if (t->wr->done * page_size != TRUNC_MAX || t->wr->other || t->late ||
+	    t->tr->done != 1 || t->tr->other) {
+		ksft_print_msg("%s: the writer wrote %ld bytes (expected %ld), got EDQUOT %ld times, %ld of them after the truncation returned (expected none), other errors %ld (errno %d); the truncation %s (errno %d)\n",
+			       when, t->wr->done * page_size, TRUNC_MAX, refused, t->late,
+			       t->wr->other, t->wr->err,
+			       t->tr->done ? "succeeded" : "failed", t->tr->err);
+		goto out;
+	}
+	if (t->over || t->bad || !t->samples) {
+		ksft_print_msg("%s: %ld of %ld samples of a's memory.tmpfs.current above its max %ld (at most %ld), %ld unreadable\n",
+			       when, t->over, t->samples, TRUNC_MAX, t->worst, t->bad);
+		goto out;
+	}
+	if (expect_tmpfs(a, TRUNC_MAX, when) || expect_tmpfs(p, TRUNC_MAX, when) ||
+	    expect_tmpfs(c, 0, when) || expect_peak(a, TRUNC_MAX, TRUNC_MAX, when) ||
+	    expect_events(a, refused, refused, when) ||
+	    expect_events(p, refused, refused, when) ||
+	    expect_events(c, 0, 0, when) || check_within_memory(a, when))
+		goto out;
+	if (cg_read_key_long(p, "memory.events", "oom ") ||
+	    cg_read_key_long(p, "memory.events", "oom_kill ")) {
+		ksft_print_msg("%s: OOM events under the race: oom %ld, oom_kill %ld\n", when,
+			       cg_read_key_long(p, "memory.events", "oom "),
+			       cg_read_key_long(p, "memory.events", "oom_kill "));
+		goto out;
+	}
+	if (unlink(data) || expect_tmpfs(a, 0, "unlinked") || expect_tmpfs(p, 0, "unlinked"))
+		goto out;
+	ret = KSFT_PASS;
+out:
+	if (sampler > 0) {
+		t->stop = 1;
+		waitpid(sampler, &status, 0);
+	}
+	free_racer(t->wr);
+	free_racer(t->tr);
+	munmap(t, sizeof(*t));
+	unlink(fill);
+	unlink(data);
+	remove_cgroup(a);
+	remove_cgroup(c);
+	remove_cgroup(p);
+	if (ret != KSFT_PASS)
+		ksft_print_msg("tmpfs_race_trunc: round %d of %d failed\n", round,
+			       TRUNC_ROUNDS);
+	return ret;
+}
+
+static int test_truncate_vs_writer_at_max(const char *root)
+{
+	return race_rounds(root, trunc_round, 0, TRUNC_ROUNDS);
+}
+
 static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_removed_swapout_at_max),
 	TMPFS_TEST(test_removed_swapout_at_max_huge),
 	TMPFS_TEST(test_removed_swapin_at_max),
 	TMPFS_TEST(test_failing_huge_charge_vs_small_writer),
 	TMPFS_TEST(test_failing_huge_write_vs_small_writer),
+	TMPFS_TEST(test_truncate_vs_writer_at_max),
 };
 
 int main(void)
