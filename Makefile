@@ -62,6 +62,10 @@ BENCH_REPS ?= 5
 export BENCH_CONFIGS BENCH_WORKLOADS
 # make profile: the tmpfs_bench configuration profiled
 PROFILE_CONFIG ?= plain
+# make profile PROFILE_WORKLOADS=append,smallfiles: per workload, locked
+# instructions and page_counter calls per operation (PROFILE_CONFIG may
+# then be a list: plain,limit-depth8)
+export PROFILE_WORKLOADS
 # run-guest: SCRIPT to run as root, FILES to add; KERNEL=patched|baseline
 # (run-guest, check-harness)
 SCRIPT     ?=
@@ -92,7 +96,7 @@ help:
 	@echo "                  [BENCH_ROUNDS=5 BENCH_REPS=5] [BENCH_CONFIGS=\"label ...\"]"
 	@echo "                  [BENCH_WORKLOADS=name,...]"
 	@echo "make profile      instructions per kernel function, baseline vs patched"
-	@echo "                  [PROFILE_CONFIG=plain|LABEL]"
+	@echo "                  [PROFILE_CONFIG=plain|LABEL] [PROFILE_WORKLOADS=name,...]"
 	@echo "make bisect       build every prefix of the series"
 	@echo "make config-matrix  build the series with MEMCG, SWAP, SHMEM each off"
 	@echo "make export-series  write patches/ from the commits of build/linux"

@@ -37,6 +37,7 @@
 # left of the boots' own background (timers, RCU, kworkers) differs
 # between two boots by a little: read the last digits as noise.
 #
+# The guests boot with nokaslr: the plugin's addresses are System.map's.
 # The kernels and their System.map are copied to DIR first, so a kernel
 # rebuilt meanwhile does not mix into the run. The plugin is built
 # against qemu-plugin.h of the installed QEMU's source package
@@ -53,7 +54,8 @@ no_args
 [ -n "$patched" ] && [ -n "$baseline" ] && [ -n "$initrd" ] && [ -n "$out" ] || usage
 here=$(dirname "$(realpath "$0")")
 top=$(dirname "$(dirname "$here")")
-all_workloads="append mmap fallocate smallfiles emptyfiles huge swap parallel"
+all_workloads="append mmap fallocate smallfiles emptyfiles huge swap parallel remotefree alternate"
+all_workloads+=" shmseg edquot tmpfsread extread"
 if [ -z "$workloads" ] && [[ $config == *,* ]]; then
 	echo "profile: several configurations want --workloads" >&2
 	exit 2
@@ -126,7 +128,7 @@ profile_boot() {
 	"$top/scripts/vm/boot.sh" --kernel "$out/$which.bzImage" --initrd "$initrd" --mode bench \
 		--logdir "$5" --timeout "$watchdog" --icount \
 		--plugin "$out/insn_profile.so,out=$5/profile.tsv" \
-		--append "harness.bench=$guest harness.reps=$3$only$append" > /dev/null ||
+		--append "nokaslr harness.bench=$guest harness.reps=$3$only$append" > /dev/null ||
 		{ echo "profile: the $which kernel's boot failed: $5/results.log" >&2; exit 1; }
 }
 
@@ -209,6 +211,12 @@ declare -A what=(
 	[huge]="an op: a 2 MiB write on huge=always, a huge page"
 	[swap]="an op: a 4 KiB page written, reclaimed to zram, read back"
 	[parallel]="an op: a 4 KiB page appended, by either of two writers in sibling cgroups"
+	[remotefree]="an op: a 4 KiB page freed by a task of a sibling cgroup on the other CPU"
+	[alternate]="an op: a 4 KiB page appended, two cgroups in turn on one CPU"
+	[shmseg]="an op: a 64 KiB /dev/shm segment opened, mapped, written, unlinked"
+	[edquot]="an op: a 4 KiB write failing at the limit (ENOSPC at size= on the baseline)"
+	[tmpfsread]="an op: a 4 KiB page read from tmpfs's page cache"
+	[extread]="an op: a 4 KiB page read from ext2's page cache"
 )
 echo
 echo "profile: per op, boots with reps=$hi minus boots with reps=$lo, divided by $((hi - lo)) * OPS"
