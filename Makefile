@@ -137,7 +137,7 @@ $(BASE_DEBUG_BZIMAGE): $(STAMPS)/tree $(DEBUG_FRAGMENTS) scripts/kernel/build-ke
 
 baseline-debug: $(BASE_DEBUG_BZIMAGE)
 
-# make bench's kernels (about 25 minutes each from scratch on 2 cores)
+# make bench's kernels (about 35 minutes each from scratch on 2 cores)
 kernel-bench: $(STAMPS)/series | deps
 	@scripts/kernel/build-kernel.sh --tree $(TREE) --out $(BKOUT) --name kernel-bench \
 		--debian-config $(DEBIAN_CONFIG) $(BENCH_FRAGMENTS)
