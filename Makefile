@@ -80,6 +80,7 @@ help:
 	@echo "make deps         install the Debian packages the harness needs"
 	@echo "make kernel       unpack the tree, apply patches/series, build bzImage"
 	@echo "make baseline     the same kernel without the series"
+	@echo "make kernel-bench, make baseline-bench  both, configured like Debian's (bench, profile)"
 	@echo "make demo         boot the patched kernel and show memory.tmpfs (default)"
 	@echo "make check        every suite on the patched kernel (4 boots); N passed, N failed"
 	@echo "make check-debug  the same on KASAN/lockdep kernels, the stress with injected"
