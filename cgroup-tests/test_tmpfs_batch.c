@@ -48,8 +48,14 @@ struct worker {
 	int cmd, res;
 };
 
-static int worker_start(struct worker *w, const char *cg, int cpu,
-			const char *path)
+/*
+ * Fork W into cgroup CG on CPU with a command and an answer pipe, and
+ * have it run SERVE(its command end, its answer end, ARG) until that
+ * returns (then it exits 0; it exits 1 when it cannot get in place).
+ */
+static int child_start(struct worker *w, const char *cg, int cpu,
+		       void (*serve)(int cmd, int res, const void *arg),
+		       const void *arg)
 {
 	int cmd[2], res[2];
 
@@ -59,9 +65,6 @@ static int worker_start(struct worker *w, const char *cg, int cpu,
 	if (w->pid < 0)
 		return -1;
 	if (!w->pid) {
-		static char page[65536];
-		long off = 0, r;
-		char c;
 		int fd;
 
 		/*
@@ -71,27 +74,9 @@ static int worker_start(struct worker *w, const char *cg, int cpu,
 		for (fd = 3; fd < 1024; fd++)
 			if (fd != cmd[0] && fd != res[1])
 				close(fd);
-		memset(page, 0x5a, sizeof(page));
 		if (cg_enter_current(cg) || pin_cpu(cpu))
 			_exit(1);
-		fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
-		if (fd < 0)
-			_exit(1);
-		while (read(cmd[0], &c, 1) == 1) {
-			if (c == 'u') {
-				close(fd);
-				r = unlink(path) ? -errno : 0;
-				fd = -1;
-			} else {
-				r = pwrite(fd, page, page_size, off);
-				if (r < 0)
-					r = -errno;
-				else
-					off += r;
-			}
-			if (write(res[1], &r, sizeof(r)) != sizeof(r))
-				_exit(1);
-		}
+		serve(cmd[0], res[1], arg);
 		_exit(0);
 	}
 	close(cmd[0]);
@@ -99,6 +84,44 @@ static int worker_start(struct worker *w, const char *cg, int cpu,
 	w->cmd = cmd[1];
 	w->res = res[0];
 	return 0;
+}
+
+/* what workers write, filled by the test before it forks them */
+static char worker_page[65536];
+
+static void worker_serve(int cmd, int res, const void *arg)
+{
+	const char *path = arg;
+	long off = 0, r;
+	char c;
+	int fd;
+
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	if (fd < 0)
+		_exit(1);
+	while (read(cmd, &c, 1) == 1) {
+		if (c == 'u') {
+			close(fd);
+			r = unlink(path) ? -errno : 0;
+			fd = -1;
+		} else {
+			r = pwrite(fd, worker_page, page_size, off);
+			if (r < 0)
+				r = -errno;
+			else
+				off += r;
+		}
+		if (write(res, &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+	}
+}
+
+static int worker_start(struct worker *w, const char *cg, int cpu,
+			const char *path)
+{
+	/* before the fork: its copy-on-write is charged outside CG */
+	memset(worker_page, 0x5a, sizeof(worker_page));
+	return child_start(w, cg, cpu, worker_serve, path);
 }
 
 /* Send token C to the worker; its answer, or -100000 when it died. */
@@ -822,44 +845,28 @@ struct agent_cmd {
 	char path[PATH_MAX];
 };
 
+static void agent_serve(int cmd, int res, const void *arg)
+{
+	struct agent_cmd c;
+	long r;
+
+	while (read(cmd, &c, sizeof(c)) == sizeof(c)) {
+		if (c.op == 'W')
+			r = write_file(c.path, c.len) ? -EIO : 0;
+		else if (c.op == 'T')
+			r = truncate(c.path, c.len) ? -errno : 0;
+		else if (c.op == 'U')
+			r = unlink(c.path) ? -errno : 0;
+		else
+			r = -EINVAL;
+		if (write(res, &r, sizeof(r)) != sizeof(r))
+			_exit(1);
+	}
+}
+
 static int agent_start(struct worker *w, const char *cg, int cpu)
 {
-	int cmd[2], res[2];
-
-	if (pipe(cmd) || pipe(res))
-		return -1;
-	w->pid = fork();
-	if (w->pid < 0)
-		return -1;
-	if (!w->pid) {
-		struct agent_cmd c;
-		long r;
-		int fd;
-
-		for (fd = 3; fd < 1024; fd++)
-			if (fd != cmd[0] && fd != res[1])
-				close(fd);
-		if (cg_enter_current(cg) || pin_cpu(cpu))
-			_exit(1);
-		while (read(cmd[0], &c, sizeof(c)) == sizeof(c)) {
-			if (c.op == 'W')
-				r = write_file(c.path, c.len) ? -EIO : 0;
-			else if (c.op == 'T')
-				r = truncate(c.path, c.len) ? -errno : 0;
-			else if (c.op == 'U')
-				r = unlink(c.path) ? -errno : 0;
-			else
-				r = -EINVAL;
-			if (write(res[1], &r, sizeof(r)) != sizeof(r))
-				_exit(1);
-		}
-		_exit(0);
-	}
-	close(cmd[0]);
-	close(res[1]);
-	w->cmd = cmd[1];
-	w->res = res[0];
-	return 0;
+	return child_start(w, cg, cpu, agent_serve, NULL);
 }
 
 /* Have agent W run OP on PATH with LEN; 0 when it succeeded. */
