@@ -37,7 +37,7 @@ static int fill(int fd)
 
 static long shmem_of(const char *cgroup)
 {
-	return cg_read_key_long(cgroup, "memory.stat", "shmem ");
+	return memcg_stat(cgroup, "shmem ");
 }
 
 /* Fill and close FD, just made by HOW (open or shm_open) of NAME. */
@@ -167,6 +167,53 @@ cleanup:
 	return ret;
 }
 
+/* Runs inside the cgroup: SMALL_PAGES pages in a new file. */
+#define SMALL_PAGES 10
+static int write_small(const char *cgroup, void *arg)
+{
+	int fd = open(arg, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	static char page[4096];
+	int i;
+
+	if (fd < 0)
+		return -1;
+	memset(page, 0x5a, sizeof(page));
+	for (i = 0; i < SMALL_PAGES; i++)
+		if (write(fd, page, sizeof(page)) != sizeof(page)) {
+			close(fd);
+			return -1;
+		}
+	return close(fd);
+}
+
+/*
+ * Fewer pages than a stat batch: memory.stat read as it is shows them
+ * only after the next flush (within 2 s); memcg_stat(), which the other
+ * programs use, flushes first and must see exactly them, at once.
+ */
+static int test_small_file_exact(const char *root)
+{
+	const char *path = "/tmp/shmem_stat_small";
+	long want = SMALL_PAGES * page_size, lazy;
+	int ret = KSFT_FAIL;
+	char *cg;
+
+	cg = make_child(root, "shmem_stat_small");
+	if (!cg || cg_run(cg, write_small, (void *)path))
+		goto cleanup;
+	lazy = cg_read_key_long(cg, "memory.stat", "shmem ");
+	ksft_print_msg("%d pages written: memory.stat shmem %ld before a flush\n",
+		       SMALL_PAGES, lazy);
+	if (expect_shmem(cg, want, "small file, flushed") || unlink(path) ||
+	    expect_shmem(cg, 0, "small file unlinked, flushed"))
+		goto cleanup;
+	ret = KSFT_PASS;
+cleanup:
+	unlink(path);
+	remove_cgroup(cg);
+	return ret;
+}
+
 /*
  * Every case removes its cgroup with the data freed: cgroup.stat
  * nr_dying_descendants of ROOT must be back to where it was
@@ -178,6 +225,7 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_tmp_file),
 	TMPFS_TEST(test_dev_shm),
 	TMPFS_TEST(test_unlinked_open),
+	TMPFS_TEST(test_small_file_exact),
 };
 
 int main(void)

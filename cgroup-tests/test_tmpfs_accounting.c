@@ -543,9 +543,9 @@ static int body_huge(const char *cgroup, void *arg)
 		usleep(200000);
 	}
 	STEP(0, HPAGE);			/* the hole was filled */
-	if (cg_read_key_long(cgroup, "memory.stat", "shmem_thp ") != HPAGE) {
+	if (memcg_stat(cgroup, "shmem_thp ") != HPAGE) {
 		ksft_print_msg("memory.stat shmem_thp %ld after MADV_COLLAPSE\n",
-			       cg_read_key_long(cgroup, "memory.stat", "shmem_thp "));
+			       memcg_stat(cgroup, "shmem_thp "));
 		return -1;
 	}
 	munmap(map, HPAGE);

@@ -892,14 +892,14 @@ static long stocked(const char *cg)
 
 /*
  * Fail unless memory.stat shmem_thp of CG reads HPAGE: its file is one
- * huge folio (the stats are flushed lazily: polled for up to 4 s).
+ * huge folio (polled for up to 4 s, though memcg_stat() flushes the stats).
  */
 static int expect_huge(const char *cg, const char *when)
 {
 	long got = -1;
 
 	for (int i = 0; i < 40; i++) {
-		got = cg_read_key_long(cg, "memory.stat", "shmem_thp ");
+		got = memcg_stat(cg, "shmem_thp ");
 		if (got == HPAGE)
 			return 0;
 		usleep(100000);

@@ -42,8 +42,8 @@ static int free_cgs(struct cgs *c, const char *path, int ret)
 }
 
 /*
- * memory.stat KEY of CG must read WANT: polled for up to 6 seconds, since
- * the per-cpu stat updates reach memory.stat at the next flush.
+ * memory.stat KEY of CG must read WANT, within 6 seconds (memcg_stat()
+ * flushes the per-cpu updates; the polling is for work still in flight).
  */
 static int expect_stat(const char *cg, const char *key, long want)
 {
@@ -53,7 +53,7 @@ static int expect_stat(const char *cg, const char *key, long want)
 
 	snprintf(k, sizeof(k), "%s ", key);
 	for (i = 0; i < 60; i++) {
-		got = cg_read_key_long(cg, "memory.stat", k);
+		got = memcg_stat(cg, k);
 		if (got == want)
 			return 0;
 		usleep(100000);
@@ -108,7 +108,7 @@ static int collapse_retry(const char *cg, char *map, const char *what)
 		if (tries == 15 || err != EAGAIN) {
 			ksft_print_msg("%s: MADV_COLLAPSE: %s (after %d tries); %s shmem_thp %ld\n",
 				       what, strerror(err), tries, cg,
-				       cg_read_key_long(cg, "memory.stat", "shmem_thp "));
+				       memcg_stat(cg, "shmem_thp "));
 			return err;
 		}
 		ksft_print_msg("%s: MADV_COLLAPSE: %s at try %d, retrying\n", what,
@@ -335,7 +335,7 @@ static int test_collapse_holes_from_stock(const char *root)
 	remove_cgroup(a);
 	a = NULL;
 	for (i = 0; i < 50; i++) {	/* 5 s: RCU frees, the dying memcg */
-		kernel = cg_read_key_long(parent, "memory.stat", "kernel ");
+		kernel = memcg_stat(parent, "kernel ");
 		mem = cg_read_long(parent, "memory.current");
 		if (kernel >= 0 && mem == kernel)
 			break;
@@ -439,7 +439,7 @@ static int khugepaged_as(const char *cg, const char *path, long written,
 		goto out;
 	scans = full_scans();
 	for (i = 0; i < 600; i++) {	/* 60 s */
-		if (want_huge && cg_read_key_long(a, "memory.stat", "shmem_thp ") == HPAGE) {
+		if (want_huge && memcg_stat(a, "shmem_thp ") == HPAGE) {
 			ret = 0;
 			break;
 		}
@@ -452,7 +452,7 @@ static int khugepaged_as(const char *cg, const char *path, long written,
 	if (ret)
 		ksft_print_msg("khugepaged: after 60 s, full_scans %ld -> %ld, %s shmem_thp %ld\n",
 			       scans, full_scans(), a,
-			       cg_read_key_long(a, "memory.stat", "shmem_thp "));
+			       memcg_stat(a, "shmem_thp "));
 out:
 	if (write(k.done[1], &c, 1) != 1)
 		ret = -1;

@@ -816,9 +816,9 @@ static int test_huge_limit(const char *root)
 	    expect_peak(s.cg, 3 * MiB, 3 * MiB, "peak") ||
 	    expect_events(s.cg, 1, 1, "huge: one failure, no fallback counted"))
 		goto out;
-	if (cg_read_key_long(s.cg, "memory.stat", "shmem_thp ") != 2 * MiB) {
+	if (memcg_stat(s.cg, "shmem_thp ") != 2 * MiB) {
 		ksft_print_msg("memory.stat shmem_thp %ld, expected one huge folio (%ld)\n",
-			       cg_read_key_long(s.cg, "memory.stat", "shmem_thp "), 2 * MiB);
+			       memcg_stat(s.cg, "shmem_thp "), 2 * MiB);
 		goto out;
 	}
 	if (expect_vmstat("thp_file_alloc", alloc, 1) ||

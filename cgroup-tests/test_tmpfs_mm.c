@@ -407,9 +407,9 @@ static int test_removed_swapout(const char *root)
 	    expect_tmpfs(b, 0, "b read it back: b") ||
 	    expect_tmpfs(parent, 2 * MiB, "b read it back: parent"))
 		goto out;
-	if (cg_read_key_long(b, "memory.stat", "shmem ") != 0) {
+	if (memcg_stat(b, "shmem ") != 0) {
 		ksft_print_msg("b: memory.stat shmem %ld after reading, expected 0\n",
-			       cg_read_key_long(b, "memory.stat", "shmem "));
+			       memcg_stat(b, "shmem "));
 		goto out;
 	}
 	if (unlink(path) || expect_tmpfs(parent, 0, "unlinked") ||
@@ -652,11 +652,12 @@ out:
 }
 
 /*
- * Swap-out and swap-in look a tmpfs swap entry's swap_cgroup record up
- * only while some memcg that went offline with memory.tmpfs charged is
- * not yet freed (a global static key, on from such a memcg's offlining
- * until it is freed): only then may the record name another memcg than
- * the data's. a's data goes to swap and back, its current exact
+ * Swap-out looks a tmpfs swap entry's swap_cgroup record up only while
+ * some memcg that went offline with memory.tmpfs charged is not yet freed
+ * (a global static key, on from such a memcg's offlining until it is
+ * freed): only then may the record name another memcg than the data's.
+ * Swap-in looks up then too, and while a dying memcg whose entry memcg
+ * charged elsewhere at swap-in is not yet freed. a's data goes to swap and back, its current exact
  * throughout, three times: before any orphan; while there are two (r,
  * whose data was swapped out before its removal and stays charged to it,
  * and s, whose data was in RAM and is swapped out after it, the entries
@@ -771,8 +772,9 @@ out:
  * removed, and a task of b reads the data back at once. rmdir returns
  * before r0's memcg goes offline, but the swap-in already finds r0 dying
  * and memcg charges the pages to b: the tmpfs charge must move with
- * every page, though the records may be looked up only while some
- * removed memcg holds tmpfs charges (see test_orphans_swap_lookup).
+ * every page. r0 is not offline yet, so no static key is on: the swap-in
+ * charge itself must tell shmem's swap-in to look the records up (see
+ * test_orphans_swap_lookup).
  */
 static int test_orphan_swapin_at_rmdir(const char *root)
 {

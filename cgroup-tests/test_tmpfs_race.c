@@ -277,15 +277,16 @@ static int mount_huge(char *dir)
 }
 
 /*
- * memory.stat shmem_thp of CG, once it reads at least WANT (the stats are
- * flushed lazily: polled for up to 4 s); the last value read otherwise.
+ * memory.stat shmem_thp of CG, once it reads at least WANT (polled for up
+ * to 4 s, though memcg_stat() flushes the stats); the last value read
+ * otherwise.
  */
 static long shmem_thp_of(const char *cg, long want)
 {
 	long got = -1;
 
 	for (int i = 0; i < 40; i++) {
-		got = cg_read_key_long(cg, "memory.stat", "shmem_thp ");
+		got = memcg_stat(cg, "shmem_thp ");
 		if (got >= want)
 			break;
 		usleep(100000);
@@ -625,7 +626,7 @@ static int squeeze_check(struct squeeze *q)
 	long cur = tmpfs_current(q->l), peak = cg_read_long_fd(q->peak_fd);
 	long h_pages = q->collapse ? 0 : q->hr->done;
 	long h_fail = q->collapse ? 0 : 1;
-	long thp = cg_read_key_long(q->h, "memory.stat", "shmem_thp ");
+	long thp = memcg_stat(q->h, "shmem_thp ");
 	char when[64];
 
 	snprintf(when, sizeof(when), "%s round %d", squeeze_name(q), q->round);

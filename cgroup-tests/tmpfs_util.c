@@ -622,6 +622,24 @@ long nr_dying(const char *cg)
 }
 
 /*
+ * memory.stat flushes the per-cpu stat updates only once they add up to
+ * a batch (MEMCG_CHARGE_BATCH a cpu), or every 2 s: it can lag by up to
+ * that much either way, and stays behind while nothing changes. Reading
+ * cpu.stat of a non-root cgroup flushes every rstat counter of its
+ * subtree, memcg's included.
+ */
+long memcg_stat(const char *cg, const char *key)
+{
+	char buf[4096];
+
+	if (cg_read(cg, "cpu.stat", buf, sizeof(buf))) {
+		ksft_print_msg("%s: cpu.stat: %s\n", cg, strerror(errno));
+		return -1;
+	}
+	return cg_read_key_long(cg, "memory.stat", key);
+}
+
+/*
  * lru_add_drain_all(): a freed folio still in a per-cpu LRU batch (of a
  * cpu that went idle) is not freed, and keeps its memcg charged, until
  * that batch drains. Compaction (vm.compact_memory) drains every cpu's
@@ -750,28 +768,23 @@ int drain_charge_stock(const char *cg)
 }
 
 /*
- * memory.reclaim on CG until none of its tmpfs pages is left in RAM and
- * memory.swap.current holds at least BYTES: the data is in swap.
- * memory.stat is flushed lazily (it can lag by a batch of updates), so
- * two more reclaims follow once it reads 0.
+ * memory.reclaim on CG until none of its tmpfs pages is left in RAM or in
+ * the swap cache and memory.swap.current holds at least BYTES: the data
+ * is in swap.
  */
 int push_to_swap(const char *cg, long bytes)
 {
 	int i;
 
 	for (i = 0; i < 30; i++) {
-		if (cg_read_key_long(cg, "memory.stat", "shmem ") == 0 &&
-		    cg_read_key_long(cg, "memory.stat", "swapcached ") == 0 &&
-		    cg_read_long(cg, "memory.swap.current") >= bytes) {
-			cg_write(cg, "memory.reclaim", "16M");
-			cg_write(cg, "memory.reclaim", "16M");
+		if (memcg_stat(cg, "shmem ") == 0 &&
+		    memcg_stat(cg, "swapcached ") == 0 &&
+		    cg_read_long(cg, "memory.swap.current") >= bytes)
 			return 0;
-		}
 		cg_write(cg, "memory.reclaim", "16M");	/* EAGAIN is fine */
 	}
 	ksft_print_msg("%s: after 30 reclaims shmem %ld, swapcached %ld, swap.current %ld (want %ld)\n",
-		       cg, cg_read_key_long(cg, "memory.stat", "shmem "),
-		       cg_read_key_long(cg, "memory.stat", "swapcached "),
+		       cg, memcg_stat(cg, "shmem "), memcg_stat(cg, "swapcached "),
 		       cg_read_long(cg, "memory.swap.current"), bytes);
 	return -1;
 }

@@ -209,6 +209,9 @@ int khugepaged_set(const char *name, const char *val, char *old, size_t n);
 /* cgroup.stat nr_dying_descendants of CG. */
 long nr_dying(const char *cg);
 
+/* memory.stat KEY ("shmem ") of CG, the per-cpu updates flushed first. */
+long memcg_stat(const char *cg, const char *key);
+
 /* lru_add_drain_all(), through vm.compact_memory. */
 void drain_lru_batches(void);
 
