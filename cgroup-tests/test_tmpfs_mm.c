@@ -652,19 +652,18 @@ out:
 }
 
 /*
- * Swap-out looks a tmpfs swap entry's swap_cgroup record up only while
- * some memcg that went offline with memory.tmpfs charged is not yet freed
- * (a global static key, on from such a memcg's offlining until it is
- * freed): only then may the record name another memcg than the data's.
- * Swap-in looks up then too, and while a dying memcg whose entry memcg
- * charged elsewhere at swap-in is not yet freed. a's data goes to swap and back, its current exact
- * throughout, three times: before any orphan; while there are two (r,
- * whose data was swapped out before its removal and stays charged to it,
- * and s, whose data was in RAM and is swapped out after it, the entries
- * naming the parent, to which its charge passes), a third (q) having come
- * and gone; and once they are all freed. In between, b reads r's data
- * back: the charge moves to b, forced (the key is still on after q was
- * freed); then s's: the parent keeps it, b pays nothing.
+ * Swap-out and swap-in look a tmpfs swap entry's swap_cgroup record up
+ * only while some memcg, not yet freed, may have a record naming another
+ * memcg than its data's: a removed memcg whose page went to swap after
+ * its ID (the entries naming the parent), or a dying one whose entry
+ * memcg charged elsewhere at swap-in. a's data goes to swap and back, its
+ * current exact throughout, three times: before any orphan; while there
+ * are two (r, whose data was swapped out before its removal and stays
+ * charged to it, and s, whose data was in RAM and is swapped out after
+ * it, the entries naming the parent, to which its charge passes), a third
+ * (q) having come and gone; and once they are all freed. In between, b
+ * reads r's data back: the charge moves to b, forced; then s's: the
+ * parent keeps it, b pays nothing.
  */
 #define ORPHAN_LEN (2 * MiB)	/* body_read()'s length */
 
@@ -697,7 +696,7 @@ static int test_orphans_swap_lookup(const char *root)
 	int ret = KSFT_FAIL;
 
 	if (dying)
-		ksft_print_msg("%ld dying cgroups at the start: the key may be on already\n", dying);
+		ksft_print_msg("%ld dying cgroups at the start: the lookups may be on already\n", dying);
 	parent = make_parent(root, "tmpfs_orphans");
 	a = parent ? make_child(parent, "a") : NULL;
 	b = a ? make_child(parent, "b") : NULL;
@@ -718,7 +717,7 @@ static int test_orphans_swap_lookup(const char *root)
 	    write_as(s, ps, 0, len, len) || expect_tmpfs(s, len, "s wrote") ||
 	    destroy_cgroup(&s))
 		goto out;
-	/* q: a page, removed, then freed: its memcg goes, with its count of the key */
+	/* q: a page, removed, then freed: its memcg goes */
 	if (write_as(q, pq, 0, page_size, page_size) || destroy_cgroup(&q))
 		goto out;
 	/* rmdir returns before the memcg goes offline: see test_removed_swapout */
@@ -748,7 +747,7 @@ static int test_orphans_swap_lookup(const char *root)
 	if (a_roundtrip(parent, a, pa, 3 * len, "r's and s's data read back"))
 		goto out;
 
-	/* r's and s's data freed; their memcgs go, and the key with them */
+	/* r's and s's data freed; their memcgs go, and the lookups with them */
 	if (unlink(pr) || expect_tmpfs(b, 0, "r's file unlinked: b") ||
 	    expect_tmpfs(parent, 2 * len, "r's file unlinked: parent") ||
 	    unlink(ps) || expect_tmpfs(parent, len, "s's file unlinked: parent") ||
@@ -772,9 +771,8 @@ out:
  * removed, and a task of b reads the data back at once. rmdir returns
  * before r0's memcg goes offline, but the swap-in already finds r0 dying
  * and memcg charges the pages to b: the tmpfs charge must move with
- * every page. r0 is not offline yet, so no static key is on: the swap-in
- * charge itself must tell shmem's swap-in to look the records up (see
- * test_orphans_swap_lookup).
+ * every page. r0 is not offline yet: the swap-in charge itself must tell
+ * shmem's swap-in to look the records up (see test_orphans_swap_lookup).
  */
 static int test_orphan_swapin_at_rmdir(const char *root)
 {
