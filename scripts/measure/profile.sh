@@ -265,3 +265,22 @@ for c in ${config//,/ }; do
 		done
 	done
 done
+
+echo
+echo "profile: per op, the 20 kernel functions whose instructions differ most, patched - baseline"
+echo "profile: (the page allocator's and the boots' own background differ between two boots too)"
+for c in ${config//,/ }; do
+	for w in ${workloads//,/ }; do
+		ops=$(cut -d' ' -f1 < <(sed -n 1p "$pw/$c/$w/baseline.per-op"))
+		printf '  %-11s %-13s %11s %11s %10s  %s\n' workload config baseline patched difference function
+		awk -v div=$(( (hi - lo) * ops )) '
+			FNR == 1 { f++ }	# baseline lo, baseline hi, patched lo, patched hi
+			{ v = (f % 2 ? -$1 : $1); if (f <= 2) b[$4] += v; else p[$4] += v; seen[$4] = 1 }
+			END { for (k in seen) { d = (p[k] - b[k]) / div
+				printf "%f %.1f %.1f %+.1f %s\n", d < 0 ? -d : d, b[k] / div, p[k] / div, d, k } }' \
+			"$pw/$c/$w/baseline-reps$lo/funcs" "$pw/$c/$w/baseline-reps$hi/funcs" \
+			"$pw/$c/$w/patched-reps$lo/funcs" "$pw/$c/$w/patched-reps$hi/funcs" |
+			sort -gr | head -n 20 |
+			awk -v w=$w -v c=$c '{ printf "  %-11s %-13s %11s %11s %10s  %s\n", w, c, $2, $3, $4, $5 }'
+	done
+done
