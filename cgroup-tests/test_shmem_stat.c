@@ -167,24 +167,7 @@ cleanup:
 	return ret;
 }
 
-/* Runs inside the cgroup: SMALL_PAGES pages in a new file. */
 #define SMALL_PAGES 10
-static int write_small(const char *cgroup, void *arg)
-{
-	int fd = open(arg, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-	static char page[4096];
-	int i;
-
-	if (fd < 0)
-		return -1;
-	memset(page, 0x5a, sizeof(page));
-	for (i = 0; i < SMALL_PAGES; i++)
-		if (write(fd, page, sizeof(page)) != sizeof(page)) {
-			close(fd);
-			return -1;
-		}
-	return close(fd);
-}
 
 /*
  * Fewer pages than a stat batch: memory.stat read as it is shows them
@@ -199,7 +182,7 @@ static int test_small_file_exact(const char *root)
 	char *cg;
 
 	cg = make_child(root, "shmem_stat_small");
-	if (!cg || cg_run(cg, write_small, (void *)path))
+	if (!cg || write_as(cg, path, 0, want, want))
 		goto cleanup;
 	lazy = cg_read_key_long(cg, "memory.stat", "shmem ");
 	ksft_print_msg("%d pages written: memory.stat shmem %ld before a flush\n",

@@ -271,7 +271,7 @@ echo "profile: per op, the 20 kernel functions whose instructions differ most, p
 echo "profile: (the page allocator's and the boots' own background differ between two boots too)"
 for c in ${config//,/ }; do
 	for w in ${workloads//,/ }; do
-		ops=$(cut -d' ' -f1 < <(sed -n 1p "$pw/$c/$w/baseline.per-op"))
+		read -r ops _ < "$pw/$c/$w/baseline.per-op"	# per_op()'s first line
 		printf '  %-11s %-13s %11s %11s %10s  %s\n' workload config baseline patched difference function
 		awk -v div=$(( (hi - lo) * ops )) '
 			FNR == 1 { f++ }	# baseline lo, baseline hi, patched lo, patched hi
