@@ -28,6 +28,10 @@ DKOUT      := $(BUILD)/kernel-debug
 BASE_DKOUT := $(BUILD)/kernel-debug-baseline
 DEBUG_BZIMAGE := $(DKOUT)/arch/x86/boot/bzImage
 BASE_DEBUG_BZIMAGE := $(BASE_DKOUT)/arch/x86/boot/bzImage
+# make check's PREEMPT_RT boot: the check kernel with kconfig/rt.config over it
+RT_FRAGMENT := kconfig/rt.config
+RKOUT      := $(BUILD)/kernel-rt
+RT_BZIMAGE := $(RKOUT)/arch/x86/boot/bzImage
 # make bench's and make profile's kernels: Debian's cloud-amd64 config
 # without modules, plus kconfig/bench.config (docs/performance.md)
 DEBIAN_CONFIG := /usr/src/linux-config-6.12/config.amd64_none_cloud-amd64.xz
@@ -82,7 +86,7 @@ help:
 	@echo "make baseline     the same kernel without the series"
 	@echo "make kernel-bench, make baseline-bench  both, configured like Debian's (bench, profile)"
 	@echo "make demo         boot the patched kernel and show memory.tmpfs (default)"
-	@echo "make check        every suite on the patched kernel (4 boots); N passed, N failed"
+	@echo "make check        every suite on the patched kernel (4 boots), ours on PREEMPT_RT (1)"
 	@echo "make check-debug  the same on KASAN/lockdep kernels, the stress with injected"
 	@echo "                  faults, a kmemleak scan [PEERS=0] [FAULTS=0] [STRESS_SECONDS=60]"
 	@echo "make check-integration  memory.tmpfs.max set by cgroup-tools, libcgroup, crun,"
@@ -137,6 +141,10 @@ $(BASE_DEBUG_BZIMAGE): $(STAMPS)/tree $(DEBUG_FRAGMENTS) scripts/kernel/build-ke
 	@touch $@
 
 baseline-debug: $(BASE_DEBUG_BZIMAGE)
+
+# make check's PREEMPT_RT kernel
+kernel-rt: $(STAMPS)/series | deps
+	@scripts/kernel/build-kernel.sh --tree $(TREE) --out $(RKOUT) --name kernel-rt --over $(RT_FRAGMENT) $(FRAGMENTS)
 
 # make bench's kernels (about 35 minutes each from scratch on 2 cores)
 kernel-bench: $(STAMPS)/series | deps
@@ -220,10 +228,16 @@ initramfs: $(INITRAMFS)/tests.cpio
 
 # make check: the suites of qemu-boot/suites.list's mode check, then a boot
 # in each of its modes nomemcg (cgroup_disable=memory), notmpfs
-# (cgroup.memory=notmpfs) and nokmem (cgroup.memory=nokmem); their sum
-check: kernel $(INITRAMFS)/check.cpio
-	@$(CHECK) --kernel $(BZIMAGE) --initrd $(INITRAMFS)/check.cpio --logdir $(RUNS)/check --timeout $(WATCHDOG) \
-		--baseline $(RUNS)/baseline/records.tsv $(if $(STRESS_APPEND),--append "$(STRESS_APPEND)") check nomemcg notmpfs nokmem
+# (cgroup.memory=notmpfs) and nokmem (cgroup.memory=nokmem), then a boot
+# of the PREEMPT_RT kernel (kernel-rt) in mode rt; the sum of the five
+CHECK_MODES := check nomemcg notmpfs nokmem
+check: kernel kernel-rt $(INITRAMFS)/check.cpio
+	@s=0; $(CHECK) --kernel $(BZIMAGE) --initrd $(INITRAMFS)/check.cpio --logdir $(RUNS)/check --timeout $(WATCHDOG) \
+		--baseline $(RUNS)/baseline/records.tsv $(if $(STRESS_APPEND),--append "$(STRESS_APPEND)") $(CHECK_MODES) || s=1; \
+	echo; $(CHECK) --kernel $(RT_BZIMAGE) --initrd $(INITRAMFS)/tests.cpio --logdir $(RUNS)/check-rt --timeout $(WATCHDOG) \
+		$(if $(STRESS_APPEND),--append "$(STRESS_APPEND)") rt || s=1; \
+	echo; scripts/verdict/sum-verdicts.sh $(RUNS)/check/verdict.txt $(foreach m,$(filter-out check,$(CHECK_MODES)) rt,\
+		$(RUNS)/check-$(m)/verdict.txt) || s=1; exit $$s
 
 # PEERS=0: without the kernel's selftests, so without the baseline debug
 # kernel's run either (CI's bounded run)
@@ -314,6 +328,6 @@ FORCE:
 
 .PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug check-integration check-tools \
 	check-systemd check-containers containers-fetch bench profile print-kernel export-series bisect \
-	kernel-bench baseline-bench \
+	kernel-bench baseline-bench kernel-rt \
 	config-matrix guest-programs initramfs baseline-selftests check demo hole shell run-guest \
 	check-harness clean distclean FORCE

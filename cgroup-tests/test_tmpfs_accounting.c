@@ -758,7 +758,7 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_scope_internal_shmem),
 	TMPFS_TEST(test_scope_userns_tmpfs),
 	TMPFS_TEST(test_swap_roundtrip),
-	TMPFS_TEST(test_huge_collapse_split),
+	TMPFS_TEST_NEEDS(test_huge_collapse_split, NEEDS_THP),
 	TMPFS_TEST(test_interleaved_truncate),
 	TMPFS_TEST(test_interleaved_punch_hole),
 	TMPFS_TEST(test_interleaved_unlink_close),

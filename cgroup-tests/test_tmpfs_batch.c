@@ -388,8 +388,17 @@ out:
 }
 
 /*
+ * The usage with stocks once CPUS CPUs wrote PAGES pages in all: a batch
+ * on each CPU; on PREEMPT_RT, where the series keeps no stock, the data.
+ */
+static long ahead(long pages, int cpus)
+{
+	return (kernel_is_rt() ? pages : (long)cpus * BATCH) * page_size;
+}
+
+/*
  * Stock on both CPUs: 3 pages written from CPU 0, 5 from CPU 1, no
- * limit. current is exact (8 pages) in the cgroup and its parent, though
+ * limit (on PREEMPT_RT: no stock, the usage is the data). current is exact (8 pages) in the cgroup and its parent, though
  * each CPU charged a batch ahead: the usage with stocks is 2 batches, and
  * peak stays within 64 pages a CPU above the data's peak.
  */
@@ -410,9 +419,10 @@ static int test_current_exact(const char *root)
 	    expect_tmpfs(s.parent, 8 * page_size, "written (parent)") ||
 	    check_within_memory(s.cg, "written"))
 		goto out;
-	if (with != 2 * BATCH * page_size) {
-		ksft_print_msg("usage with stocks %ld, expected a batch of %d pages on each CPU: %ld\n",
-			       with, BATCH, 2 * BATCH * page_size);
+	if (with != ahead(8, 2)) {
+		ksft_print_msg("usage with stocks %ld, expected %s: %ld\n", with,
+			       kernel_is_rt() ? "the data (PREEMPT_RT: no stock)" :
+			       "a batch of 64 pages on each CPU", ahead(8, 2));
 		goto out;
 	}
 	if (peak < 8 * page_size || peak > (8 + BATCH * nr_cpus) * page_size) {
@@ -444,9 +454,8 @@ static int test_lower_max(const char *root)
 	if (setup_workers(&s, w, root, "tmpfs_batch_low", 1, 1))
 		goto out;
 	with = usage_with_stocks(s.cg);
-	if (with != 2 * BATCH * page_size) {
-		ksft_print_msg("before: usage with stocks %ld, expected %ld\n",
-			       with, 2 * BATCH * page_size);
+	if (with != ahead(2, 2)) {
+		ksft_print_msg("before: usage with stocks %ld, expected %ld\n", with, ahead(2, 2));
 		goto out;
 	}
 	if (cg_write(s.cg, "memory.tmpfs.max", "8K"))
@@ -1045,10 +1054,10 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_lower_max),
 	TMPFS_TEST(test_lower_max_racing),
 	TMPFS_TEST(test_read_sends_no_ipi),
-	TMPFS_TEST(test_rmdir_returns_stock),
-	TMPFS_TEST(test_cpu_offline_returns_stock),
-	TMPFS_TEST(test_remote_free),
-	TMPFS_TEST(test_remote_free_huge),
+	TMPFS_TEST_NEEDS(test_rmdir_returns_stock, NEEDS_STOCK),
+	TMPFS_TEST_NEEDS(test_cpu_offline_returns_stock, NEEDS_STOCK),
+	TMPFS_TEST_NEEDS(test_remote_free, NEEDS_STOCK),
+	TMPFS_TEST_NEEDS(test_remote_free_huge, NEEDS_STOCK | NEEDS_THP),
 };
 
 int main(void)

@@ -513,11 +513,11 @@ out:
 }
 
 static struct tmpfs_test tests[] = {
-	TMPFS_TEST(test_collapse_other_cgroup),
-	TMPFS_TEST(test_collapse_over_owner_limit),
-	TMPFS_TEST(test_collapse_two_holders),
-	TMPFS_TEST(test_collapse_holes_from_stock),
-	TMPFS_TEST(test_khugepaged),
+	TMPFS_TEST_NEEDS(test_collapse_other_cgroup, NEEDS_THP),
+	TMPFS_TEST_NEEDS(test_collapse_over_owner_limit, NEEDS_THP),
+	TMPFS_TEST_NEEDS(test_collapse_two_holders, NEEDS_THP),
+	TMPFS_TEST_NEEDS(test_collapse_holes_from_stock, NEEDS_THP),
+	TMPFS_TEST_NEEDS(test_khugepaged, NEEDS_THP),
 };
 
 int main(void)

@@ -1005,7 +1005,7 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_events_notify_ancestors),
 	TMPFS_TEST(test_localevents),
 	TMPFS_TEST(test_root_no_files),
-	TMPFS_TEST(test_huge_limit),
+	TMPFS_TEST_NEEDS(test_huge_limit, NEEDS_THP),
 	TMPFS_TEST(test_swap_no_bypass),
 };
 

@@ -811,7 +811,7 @@ static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_removed_swapin_forced),
 	TMPFS_TEST(test_removed_swapin_fault),
 	TMPFS_TEST(test_removed_swapin_swapoff),
-	TMPFS_TEST(test_removed_swapin_kthread),
+	TMPFS_TEST_NEEDS(test_removed_swapin_kthread, NEEDS_THP),
 	TMPFS_TEST(test_orphans_swap_lookup),
 	TMPFS_TEST(test_orphan_swapin_at_rmdir),
 };

@@ -985,10 +985,10 @@ static int test_truncate_vs_writer_at_max(const char *root)
 
 static struct tmpfs_test tests[] = {
 	TMPFS_TEST(test_removed_swapout_at_max),
-	TMPFS_TEST(test_removed_swapout_at_max_huge),
+	TMPFS_TEST_NEEDS(test_removed_swapout_at_max_huge, NEEDS_THP),
 	TMPFS_TEST(test_removed_swapin_at_max),
-	TMPFS_TEST(test_failing_huge_charge_vs_small_writer),
-	TMPFS_TEST(test_failing_huge_write_vs_small_writer),
+	TMPFS_TEST_NEEDS(test_failing_huge_charge_vs_small_writer, NEEDS_THP),
+	TMPFS_TEST_NEEDS(test_failing_huge_write_vs_small_writer, NEEDS_THP),
 	TMPFS_TEST(test_truncate_vs_writer_at_max),
 };
 

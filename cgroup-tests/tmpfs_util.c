@@ -11,6 +11,7 @@
 #include <linux/io_uring.h>
 #include <poll.h>
 #include <stdint.h>
+#include <sys/utsname.h>
 #include <sys/inotify.h>
 
 long page_size;
@@ -844,6 +845,28 @@ int has_memory_tmpfs(const char *root, const char *name)
 	return ret;
 }
 
+bool kernel_has_thp(void)
+{
+	return !access("/sys/kernel/mm/transparent_hugepage", F_OK);
+}
+
+bool kernel_is_rt(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && strstr(u.version, "PREEMPT_RT");
+}
+
+/* Why the kernel cannot run a case that NEEDS this, or NULL. */
+static const char *unmet_need(unsigned int needs)
+{
+	if ((needs & NEEDS_THP) && !kernel_has_thp())
+		return "no transparent huge pages in this kernel";
+	if ((needs & NEEDS_STOCK) && kernel_is_rt())
+		return "PREEMPT_RT: the series keeps no per-CPU tmpfs stock";
+	return NULL;
+}
+
 /*
  * The KTAP plan, then each case, in order, as a result of its own. Every
  * case removes its cgroups: none may stay dying (wait_dying()). With
@@ -874,7 +897,14 @@ static int run_tests(struct tmpfs_test *tests, int n, bool need_tmpfs)
 
 	for (i = 0; i < n; i++) {
 		long dying = nr_dying(root);
-		int ret = tests[i].fn(root);
+		const char *unmet = unmet_need(tests[i].needs);
+		int ret;
+
+		if (unmet) {
+			ksft_test_result_skip("%s: %s\n", tests[i].name, unmet);
+			continue;
+		}
+		ret = tests[i].fn(root);
 
 		if (ret == KSFT_PASS && wait_dying(root, dying, tests[i].name))
 			ret = KSFT_FAIL;

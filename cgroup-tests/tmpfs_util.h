@@ -249,13 +249,27 @@ void unwatch_events(struct events_watch *w);
 /* 1 when a cgroup NAME made under ROOT has memory.tmpfs.current, 0 if not, -1 on error. */
 int has_memory_tmpfs(const char *root, const char *name);
 
-/* A case of a test program: its function (a KSFT_ result) and its KTAP name. */
+/* What a case needs of the kernel; without it, the case is skipped, saying why. */
+enum {
+	NEEDS_THP = 1,		/* transparent huge pages (off on PREEMPT_RT) */
+	NEEDS_STOCK = 2,	/* the per-CPU tmpfs stock (not on PREEMPT_RT) */
+};
+
+/* A case of a test program: its function (a KSFT_ result), its KTAP name, its needs. */
 struct tmpfs_test {
 	int (*fn)(const char *root);
 	const char *name;
+	unsigned int needs;
 };
 
-#define TMPFS_TEST(x) { x, #x }
+#define TMPFS_TEST(x) { x, #x, 0 }
+#define TMPFS_TEST_NEEDS(x, needs) { x, #x, needs }
+
+/* Whether the kernel has transparent huge pages (CONFIG_TRANSPARENT_HUGEPAGE). */
+bool kernel_has_thp(void);
+
+/* Whether the kernel is PREEMPT_RT (its uname version says so): no tmpfs stock. */
+bool kernel_is_rt(void);
 
 /* main() of a memcg test program: KTAP, and no cgroup may stay dying. */
 int run_memcg_tests(struct tmpfs_test *tests, int n);

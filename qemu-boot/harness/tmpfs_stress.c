@@ -1488,6 +1488,7 @@ int main(int argc, char **argv)
 	long inodes_left, links_left, lsym_left, edq_inode = 0, edq_lsym = 0;
 	long vmstat0[ARRAY_SIZE(vmstat_keys)];
 	int opt, i, end_bad, worker_bad = 0, status;
+	bool thp = kernel_has_thp();
 	size_t k;
 
 	run_seed = time(NULL);
@@ -1535,8 +1536,11 @@ int main(int argc, char **argv)
 
 	if (mkdir(dirs[0], 0755) || mkdir(dirs[1], 0755) || mkdir(dirs[2], 0755) ||
 	    mkdir(CHURN_DIR, 0755) ||
-	    mount("tmpfs", dirs[HUGE_DIR], "tmpfs", 0, "huge=always"))
+	    mount("tmpfs", dirs[HUGE_DIR], "tmpfs", 0, thp ? "huge=always" : NULL))
 		ksft_exit_fail_msg("stress directories: %s\n", strerror(errno));
+	if (!thp)
+		ksft_print_msg("no transparent huge pages in this kernel: %s is a tmpfs of small pages\n",
+			       dirs[HUGE_DIR]);
 	dying = nr_dying(root);
 	localevents = mounted_localevents(root);
 	if (make_tree(root))

@@ -4,14 +4,19 @@
 # With --debian-config, the base is that config of Debian's
 # (config.*.xz of package linux-config-6.12) with every module turned off,
 # instead of allnoconfig; options it does not name take their defaults.
+# With --over FRAGMENT, that fragment is merged last over the result
+# (alldefconfig: what the first merge set stays, options it makes visible
+# take their defaults), for an option such as EXPERT that allnoconfig
+# would take as leave to turn off what it only shows (make check's
+# PREEMPT_RT kernel).
 # Rebuilds are incremental: the config is regenerated only when a fragment
 # changed, and kbuild recompiles only what changed.
 #   usage: build-kernel.sh --tree SRC --out DIR --name NAME
-#          [--debian-config CONFIG.xz] FRAGMENT...
+#          [--debian-config CONFIG.xz] [--over FRAGMENT] FRAGMENT...
 set -euo pipefail
-src= out= name= debian= fragments=()
+src= out= name= debian= over= fragments=()
 . "$(dirname "$(realpath "$0")")/../lib.sh"
-parse_options --tree=src --out=out --name=name --debian-config=debian -- "$@"
+parse_options --tree=src --out=out --name=name --debian-config=debian --over=over -- "$@"
 fragments=("${ARGS[@]}")
 [ -n "$src" ] && [ -n "$out" ] && [ -n "$name" ] || usage
 [ ${#fragments[@]} -ge 1 ] || usage
@@ -23,9 +28,12 @@ if [ -n "$debian" ]; then
 	[ -f "$debian" ] || { echo "$name: no $debian (apt-get install linux-config-6.12, or make deps)" >&2; exit 1; }
 	frags+=("$(realpath "$debian")")
 fi
+[ -z "$over" ] || { over=$(realpath "$over"); fragments+=("$over"); }
 for f in "${fragments[@]}"; do frags+=("$(realpath "$f")"); done
 skip=${#frags[@]}
 skip=$(( skip - ${#fragments[@]} ))	# frags[skip...]: the fragments
+nfirst=${#fragments[@]}			# ... of the first merge (not --over's)
+[ -z "$over" ] || nfirst=$(( nfirst - 1 ))
 
 regen=0
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.fragments" 2>/dev/null)" != "${frags[*]}" ]; then
@@ -47,13 +55,29 @@ if [ $regen -eq 1 ]; then
 		noconfig=-n
 	fi
 	if ! (cd "$src" && scripts/kconfig/merge_config.sh $noconfig -O "$out" "${base[@]}" \
-		"${frags[@]:$skip}") >"$out/merge_config.log" 2>&1; then
+		"${frags[@]:$skip:$nfirst}") >"$out/merge_config.log" 2>&1; then
+		cat "$out/merge_config.log" >&2
+		exit 1
+	fi
+	if [ -n "$over" ] && ! (cd "$src" && scripts/kconfig/merge_config.sh -O "$out" "$out/.config" "$over") >>"$out/merge_config.log" 2>&1; then
 		cat "$out/merge_config.log" >&2
 		exit 1
 	fi
 	echo "${frags[*]}" > "$out/.fragments"
 fi
-"$(dirname "$(realpath "$0")")/assert-config.sh" "$out/.config" "${frags[@]:$skip}" || {
+# what --over sets overrides what the first fragments asked for
+asserted=("${frags[@]:$skip}")
+if [ -n "$over" ]; then
+	mkdir -p "$out/asserted"
+	syms=$(grep -oE '^(# )?CONFIG_[A-Za-z0-9_]+' "$over" | sed 's/^# //' | paste -sd'|')
+	asserted=()
+	for f in "${frags[@]:$skip:$nfirst}"; do
+		grep -vE "^(# )?($syms)( is not set|=)" "$f" > "$out/asserted/$(basename "$f")" || true
+		asserted+=("$out/asserted/$(basename "$f")")
+	done
+	asserted+=("$over")
+fi
+"$(dirname "$(realpath "$0")")/assert-config.sh" "$out/.config" "${asserted[@]}" || {
 	echo "$name: the config lacks options the fragments ask for (above); see $out/merge_config.log" >&2
 	exit 1
 }
