@@ -7,6 +7,7 @@
 # The packages are cached outside the checkout, keyed by their inputs (the
 # patches, the source package's version, this script): another checkout
 # on the same machine (CI's fresh clone) builds nothing.
+# The packages' version is Debian's with +memtmpfs1 appended.
 # SYSTEMD_CACHE_DIR (default /var/cache/memory-tmpfs/systemd); empty: no
 # cache.
 #   usage: build-systemd.sh PATCHDIR OUT
@@ -19,21 +20,22 @@ stamp=$out/debs/.built
 
 patches=("$patchdir"/*.patch)
 [ -e "${patches[0]}" ] || { echo "systemd: no patches in $patchdir" >&2; exit 1; }
-if [ -f "$stamp" ] && [ -z "$(find "$patchdir" -newer "$stamp" -name '*.patch')" ]; then
-	exit 0
-fi
-
 "$(dirname "$(realpath "$0")")/deb-src.sh" systemd systemd
 # the version apt-get source fetches: the candidate's source version
 srcver=$(apt-cache showsrc systemd | sed -n 's/^Version: //p' | sort -V | tail -n 1)
+SYSTEMD_VERSION_SUFFIX=+memtmpfs1
+key=$({ echo "$srcver"; cat "${patches[@]}" "$0"; } | sha256sum | cut -c1-16)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
+	touch "$stamp"
+	exit 0
+fi
 cache=${SYSTEMD_CACHE_DIR-/var/cache/memory-tmpfs/systemd}
 if [ -n "$cache" ]; then
-	key=$({ echo "$srcver"; cat "${patches[@]}" "$0"; } | sha256sum | cut -c1-16)
 	if [ -f "$cache/$key/.built" ]; then
 		rm -rf "$out/debs"
 		mkdir -p "$out/debs"
 		cp "$cache/$key"/*.deb "$out/debs/"
-		touch "$stamp"
+		echo "$key" > "$stamp"
 		echo "systemd: $(ls "$out/debs" | wc -l) packages of systemd $srcver with ${#patches[@]} patch(es) from the cache ($cache/$key)"
 		exit 0
 	fi
@@ -52,6 +54,15 @@ for p in "${patches[@]}"; do
 	cp "$p" "$src/debian/patches/"
 	basename "$p" >> "$src/debian/patches/series"
 done
+# a version above Debian's, so that apt installs these over it (make repo)
+{
+	printf 'systemd (%s) bookworm; urgency=medium\n\n' "$srcver$SYSTEMD_VERSION_SUFFIX"
+	for p in "${patches[@]}"; do printf '  * debian/patches/%s\n' "$(basename "$p")"; done
+	printf '\n -- memory.tmpfs <memory-tmpfs@localhost>  %s\n\n' \
+		"$(cd "$src" && dpkg-parsechangelog -S Date)"
+	cat "$src/debian/changelog"
+} > "$src/debian/changelog.new"
+mv "$src/debian/changelog.new" "$src/debian/changelog"
 
 echo "systemd: dpkg-buildpackage $(basename "$src") with ${#patches[@]} patch(es) (about 15 minutes on 2 cores; log: $out/build.log)"
 start=$(date +%s)
@@ -66,7 +77,7 @@ wait $pid || { echo "systemd: dpkg-buildpackage failed; the end of $out/build.lo
 rm -rf "$out/debs"
 mkdir -p "$out/debs"
 mv "$out/src"/*.deb "$out/debs/"
-touch "$stamp"
+echo "$key" > "$stamp"
 echo "systemd: $(ls "$out/debs" | wc -l) packages in $out/debs ($(( $(date +%s) - start ))s)"
 if [ -n "$cache" ]; then
 	rm -rf "$cache/$key.tmp"
