@@ -92,6 +92,11 @@ help:
 	@echo "make check-integration  memory.tmpfs.max set by cgroup-tools, libcgroup, crun,"
 	@echo "                  systemd's TmpfsMax= (check-tools, check-systemd), podman, LXC"
 	@echo "                  and docker (check-containers, on both kernels)"
+	@echo "make deb          linux-image and linux-headers packages of the series from Debian's"
+	@echo "                  config [FLAVOUR=cloud-amd64|amd64|rt-amd64] (about 75 minutes)"
+	@echo "make repo         an apt repository: those and the patched systemd's packages"
+	@echo "make check-installed  install them with apt in a Debian root, boot it; the same"
+	@echo "                  root on Debian's own kernel package (the control)"
 	@echo "make check-harness  prove that check fails on a failing test, a panic, a hang"
 	@echo "make shell        interactive guest on the patched kernel"
 	@echo "make run-guest SCRIPT=path [FILES=dir] [KERNEL=baseline]"
@@ -173,6 +178,19 @@ config-matrix: $(STAMPS)/series | deps
 export-series: $(STAMPS)/tree
 	@scripts/kernel/export-series.sh $(TREE) patches
 	@touch $(STAMPS)/series
+
+# make deb: linux-image and linux-headers packages of the series from
+# Debian's config of FLAVOUR (cloud-amd64, amd64, rt-amd64), built by the
+# kernel's bindeb-pkg and cached outside the checkout (docs/install.md);
+# DEB_CACHED_ONLY=1: from the cache or fail, never build (CI)
+FLAVOUR ?= cloud-amd64
+DEB_OUT = $(BUILD)/deb/$(FLAVOUR)
+DEB_STAMP = $(DEB_OUT)/debs/.built
+deb: $(DEB_STAMP)
+$(DEB_STAMP): $(STAMPS)/series kconfig/deb.config scripts/kernel/build-deb.sh scripts/kernel/deb-warnings.sh \
+		scripts/kernel/assert-config.sh | deps
+	@scripts/kernel/build-deb.sh --tree $(TREE) --baseline-tree $(BASE_TREE) --patches patches --flavour $(FLAVOUR) --out $(DEB_OUT) \
+		$(if $(filter 1,$(DEB_CACHED_ONLY)),--cached-only)
 
 # --- guest programs and images (scripts/image/) -------------------------------
 # What goes where: the `dir` lines of qemu-boot/suites.list. The builds
@@ -268,6 +286,35 @@ $(SYSTEMD_IMG): $(SYSTEMD_DEBS) $(wildcard qemu-boot/systemd/*) qemu-boot/harnes
 	@scripts/image/build-systemd-root.sh --root $(BUILD)/systemd-root/root --debs $(BUILD)/systemd-pkg/debs \
 		--ktap-run $(GUEST)/harness/ktap-run --out $@
 
+# make repo: an apt repository of make deb's kernel packages and the
+# patched systemd's (README, Install)
+KVERSION = $(shell $(MAKE) -s --no-print-directory -C $(TREE) kernelversion)
+REPO = $(BUILD)/repo/$(FLAVOUR)
+repo: $(REPO)/Packages
+$(REPO)/Packages: $(DEB_STAMP) $(SYSTEMD_DEBS) scripts/image/build-repo.sh
+	@scripts/image/build-repo.sh --kernel-debs $(DEB_OUT)/debs --systemd-debs $(BUILD)/systemd-pkg/debs --out $(REPO)
+
+# make check-installed: the repository's packages installed with apt in a
+# Debian root, booted on the packaged kernel and, the control, on Debian's
+# own kernel package of the same release
+INSTALLED = $(BUILD)/installed/$(FLAVOUR)
+INSTALLED_RELEASE = $(KVERSION)+memtmpfs-$(FLAVOUR)
+DEBIAN_RELEASE = $(KVERSION)+deb12-$(FLAVOUR)
+$(INSTALLED)/root.img: $(REPO)/Packages $(wildcard qemu-boot/installed/*) qemu-boot/harness/ktap.sh \
+		scripts/image/build-installed-root.sh | guest-programs
+	@scripts/image/build-installed-root.sh --root $(BUILD)/installed-root/root --repo $(REPO) \
+		--release $(INSTALLED_RELEASE) --debian-release $(DEBIAN_RELEASE) \
+		--ktap-run $(GUEST)/harness/ktap-run --out $(INSTALLED)
+
+check-installed: $(INSTALLED)/root.img
+	@s=0; for k in patched:$(INSTALLED_RELEASE) debian:$(DEBIAN_RELEASE); do \
+		$(CHECK) --kernel $(INSTALLED)/boot-$${k%%:*}/vmlinuz --initrd $(INSTALLED)/boot-$${k%%:*}/initrd.img \
+			--disk $< --logdir $(RUNS)/check-installed-$${k%%:*} --timeout $(WATCHDOG) \
+			--append "root=/dev/vda rw harness.kernel=$${k%%:*} harness.release=$${k#*:}" installed || s=1; \
+		echo; done; \
+	scripts/verdict/sum-verdicts.sh $(RUNS)/check-installed-patched/verdict.txt \
+		$(RUNS)/check-installed-debian/verdict.txt || s=1; exit $$s
+
 check-systemd: kernel $(SYSTEMD_IMG)
 	@$(CHECK) --kernel $(BZIMAGE) --initrd - --disk $(SYSTEMD_IMG) --logdir $(RUNS)/check-systemd --timeout $(WATCHDOG) systemd
 
@@ -328,6 +375,6 @@ FORCE:
 
 .PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug check-integration check-tools \
 	check-systemd check-containers containers-fetch bench profile print-kernel export-series bisect \
-	kernel-bench baseline-bench kernel-rt \
+	kernel-bench baseline-bench deb kernel-rt repo check-installed \
 	config-matrix guest-programs initramfs baseline-selftests check demo hole shell run-guest \
 	check-harness clean distclean FORCE

@@ -8,6 +8,8 @@ packages=(
 	linux-config-6.12	# Debian's own configs: make bench's kernels
 	build-essential bc bison flex libelf-dev libssl-dev dwarves kmod
 	ccache			# kernel builds: a cache outside the checkout
+	debhelper fakeroot dpkg-dev	# make deb (bindeb-pkg)
+	apt-utils		# make repo (apt-ftparchive)
 	xz-utils cpio rsync git
 	libc6-dev		# libc.a for the static guest binaries
 	qemu-system-x86 busybox-static e2fsprogs
