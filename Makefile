@@ -93,7 +93,7 @@ help:
 	@echo "                  systemd's TmpfsMax= (check-tools, check-systemd), podman, LXC"
 	@echo "                  and docker (check-containers, on both kernels)"
 	@echo "make deb          linux-image and linux-headers packages of the series from Debian's"
-	@echo "                  config [FLAVOUR=cloud-amd64|amd64|rt-amd64] (about 75 minutes)"
+	@echo "                  config [FLAVOUR=cloud-amd64|amd64|rt-amd64] (about 90 minutes)"
 	@echo "make repo         an apt repository: those and the patched systemd's packages"
 	@echo "make check-installed  install them with apt in a Debian root, boot it; the same"
 	@echo "                  root on Debian's own kernel package (the control)"
