@@ -24,6 +24,10 @@ RUNS       := $(BUILD)/runs
 # every kernel has it and check-containers boots the check kernel.
 FRAGMENTS  := kconfig/guest.config kconfig/memcg-tmpfs.config kconfig/containers.config
 DEBUG_FRAGMENTS := $(FRAGMENTS) kconfig/debug.config
+# The patched test kernels (not the baselines, which lack the option, nor
+# make deb's and make bench's): the series' debug delay, which
+# test_tmpfs_exact uses to force its races (kconfig/tmpfs-delay.config)
+DELAY_FRAGMENT := kconfig/tmpfs-delay.config
 DKOUT      := $(BUILD)/kernel-debug
 BASE_DKOUT := $(BUILD)/kernel-debug-baseline
 DEBUG_BZIMAGE := $(DKOUT)/arch/x86/boot/bzImage
@@ -129,7 +133,7 @@ $(STAMPS)/series: $(PATCHES) $(STAMPS)/tree
 
 # kbuild decides what to recompile, so this always asks it.
 kernel: $(STAMPS)/series | deps
-	@scripts/kernel/build-kernel.sh --tree $(TREE) --out $(KOUT) --name kernel $(FRAGMENTS)
+	@scripts/kernel/build-kernel.sh --tree $(TREE) --out $(KOUT) --name kernel $(FRAGMENTS) $(DELAY_FRAGMENT)
 
 $(BASE_BZIMAGE): $(STAMPS)/tree $(FRAGMENTS) scripts/kernel/build-kernel.sh scripts/kernel/assert-config.sh | deps
 	@scripts/kernel/build-kernel.sh --tree $(BASE_TREE) --out $(BASE_KOUT) --name baseline $(FRAGMENTS)
@@ -139,7 +143,7 @@ baseline: $(BASE_BZIMAGE)
 
 # check-debug's kernels: the same, with kconfig/debug.config
 kernel-debug: $(STAMPS)/series | deps
-	@scripts/kernel/build-kernel.sh --tree $(TREE) --out $(DKOUT) --name kernel-debug $(DEBUG_FRAGMENTS)
+	@scripts/kernel/build-kernel.sh --tree $(TREE) --out $(DKOUT) --name kernel-debug $(DEBUG_FRAGMENTS) $(DELAY_FRAGMENT)
 
 $(BASE_DEBUG_BZIMAGE): $(STAMPS)/tree $(DEBUG_FRAGMENTS) scripts/kernel/build-kernel.sh scripts/kernel/assert-config.sh | deps
 	@scripts/kernel/build-kernel.sh --tree $(BASE_TREE) --out $(BASE_DKOUT) --name baseline-debug $(DEBUG_FRAGMENTS)
@@ -149,7 +153,7 @@ baseline-debug: $(BASE_DEBUG_BZIMAGE)
 
 # make check's PREEMPT_RT kernel
 kernel-rt: $(STAMPS)/series | deps
-	@scripts/kernel/build-kernel.sh --tree $(TREE) --out $(RKOUT) --name kernel-rt --over $(RT_FRAGMENT) $(FRAGMENTS)
+	@scripts/kernel/build-kernel.sh --tree $(TREE) --out $(RKOUT) --name kernel-rt --over $(RT_FRAGMENT) $(FRAGMENTS) $(DELAY_FRAGMENT)
 
 # make bench's kernels (about 35 minutes each from scratch on 2 cores)
 kernel-bench: $(STAMPS)/series | deps
