@@ -112,6 +112,8 @@ help:
 	@echo "make profile      instructions per kernel function, baseline vs patched"
 	@echo "                  [PROFILE_CONFIG=plain|LABEL] [PROFILE_WORKLOADS=name,...]"
 	@echo "make bisect       build every prefix of the series"
+	@echo "make cross        build the series W=1 for arm64, armhf, riscv64, s390x, ppc64le"
+	@echo "                  (every prefix for arm64 and armhf) [CROSS_ARCHES=...] [CROSS_PREFIXES=...]"
 	@echo "make config-matrix  build the series with MEMCG, SWAP, SHMEM each off"
 	@echo "make export-series  write patches/ from the commits of build/linux"
 	@echo "make print-kernel print the path of the patched bzImage"
@@ -169,6 +171,18 @@ baseline-bench: $(BASE_BENCH_BZIMAGE)
 
 print-kernel:
 	@echo $(abspath $(BZIMAGE))
+
+# make cross: the series built W=1 for other architectures with Debian's
+# cross compilers (kconfig/cross/), every prefix too for CROSS_PREFIXES;
+# a compiler warning of the series' own fails (scripts/kernel/cross-build.sh)
+CROSS_ARCHES ?= arm64 arm riscv s390 powerpc
+CROSS_PREFIXES ?= arm64 arm
+cross: $(STAMPS)/series | deps
+	@for a in $(CROSS_ARCHES); do \
+		case " $(CROSS_PREFIXES) " in *" $$a "*) p=--prefixes ;; *) p= ;; esac; \
+		scripts/kernel/cross-build.sh --tree $(TREE) --baseline-tree $(BASE_TREE) --patches patches \
+			--out $(BUILD)/cross/$$a --arch $$a $$p || exit; \
+	done; echo "cross: $(CROSS_ARCHES): every build passed"
 
 # every prefix of the series builds (about 4 minutes a patch)
 bisect: $(STAMPS)/tree | deps
@@ -377,7 +391,7 @@ distclean:
 
 FORCE:
 
-.PHONY: help deps kernel baseline kernel-debug baseline-debug check-debug check-integration check-tools \
+.PHONY: help deps cross kernel baseline kernel-debug baseline-debug check-debug check-integration check-tools \
 	check-systemd check-containers containers-fetch bench profile print-kernel export-series bisect \
 	kernel-bench baseline-bench deb kernel-rt repo check-installed \
 	config-matrix guest-programs initramfs baseline-selftests check demo hole shell run-guest \

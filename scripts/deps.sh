@@ -18,6 +18,9 @@ packages=(
 	gnuplot-nox		# make bench's chart
 	stress-ng		# the peer suite stress-ng/ (carried with its libraries)
 	libcap-dev liburing-dev	# libcap.a, liburing.a for the mm selftests
+	# make cross: Debian's cross compilers
+	gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-riscv64-linux-gnu
+	gcc-s390x-linux-gnu gcc-powerpc64le-linux-gnu
 )
 missing=()
 for p in "${packages[@]}"; do
